@@ -1,0 +1,15 @@
+FROM python:3.12-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+RUN apt-get update && apt-get install -y --no-install-recommends \
+        gettext fonts-noto-cjk libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 poppler-utils \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY requirements.lock ./
+RUN pip install --no-cache-dir -r requirements.lock
+COPY . .
+RUN pip install --no-cache-dir --no-deps -e . \
+    && python manage.py collectstatic --noinput
+RUN useradd --system --home /app workbench && mkdir -p /app/var && chown -R workbench /app/var
+USER workbench
+EXPOSE 8000
+CMD ["sh", "-c", "gunicorn workbench.wsgi --bind 0.0.0.0:${PORT:-8000} --workers 3"]

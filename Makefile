@@ -1,0 +1,61 @@
+# GPU Selection Workbench. `make run` and `make test` are all a new user needs.
+SHELL := /bin/bash
+PORT ?= 8000
+VENV := .venv
+VPY := $(VENV)/bin/python
+
+# The first Python >= 3.12 on PATH (pyenv's shims included).
+PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
+	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; \
+	then command -v $$p; break; fi; done)
+
+-include .env
+export
+
+.PHONY: install run test lint format typecheck migrations-check messages bench clean-venv
+
+$(VENV)/.installed: requirements-dev.lock pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then echo "error: Python 3.12 or newer is required (Django 6.1 needs it); install python3.12 and retry." >&2; exit 1; fi
+	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -r requirements-dev.lock
+	$(VPY) -m pip install --quiet --no-deps -e .
+	@touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(VPY) manage.py migrate --noinput
+	$(VPY) manage.py seed_catalog
+	$(VPY) manage.py demo
+	@echo "Open http://127.0.0.1:$(PORT)/ and log in with one of the demo users above."
+	$(VPY) manage.py serve --port $(PORT)
+
+test: install
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/workbench} \
+	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+typecheck: install
+	$(VENV)/bin/mypy workbench evaluations poc reports
+
+migrations-check: install
+	$(VPY) manage.py makemigrations --check --dry-run
+
+messages: install
+	$(VPY) manage.py makemessages -l zh_Hans --no-obsolete --ignore=.venv --ignore=var
+	$(VPY) manage.py compilemessages -l zh_Hans --ignore=.venv
+
+bench: install
+	@for f in bench/*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,250 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from evaluations import selectors, services
+from evaluations.forms import (
+    CandidateAddForm,
+    CandidateMoveForm,
+    FramingForm,
+    MemberAddForm,
+    ProjectCreateForm,
+)
+from evaluations.models import Membership
+from workbench.forms import form_add_service_error
+from workbench.typing import HtmxHttpRequest
+
+
+@login_required
+def project_list(request: HtmxHttpRequest) -> HttpResponse:
+    projects = selectors.projects_for_user(request.user)
+    return render(request, "evaluations/project_list.html", {"projects": projects})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_create(request: HtmxHttpRequest) -> HttpResponse:
+    form = ProjectCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = services.project_create(
+                name=form.cleaned_data["name"],
+                slug=form.cleaned_data["slug"],
+                description=form.cleaned_data["description"],
+                creator=request.user,  # type: ignore[arg-type]
+                creator_role=form.cleaned_data["role"],
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            return redirect("evaluations:project_detail", slug=project.slug)
+    return render(request, "evaluations/project_create.html", {"form": form})
+
+
+def _detail_context(request: HtmxHttpRequest, access: selectors.ProjectAccess) -> dict[str, object]:
+    return {
+        "access": access,
+        "project": access.project,
+        "shortlist": selectors.shortlist_for_project(access.project),
+        "move_form": CandidateMoveForm(),
+    }
+
+
+@login_required
+def project_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug)
+    context = _detail_context(request, access)
+    context["events"] = selectors.project_events(access.project, limit=8)
+    context["tab"] = "overview"
+    return render(request, "evaluations/project_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_framing(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    project = access.project
+    initial = {
+        "name": project.name,
+        "description": project.description,
+        "phase": project.phase,
+        "workloads": project.workloads,
+        "existing_base": project.existing_base,
+        "layer_needed": project.layer_needed,
+        "supplier_needs": project.supplier_needs,
+    }
+    form = FramingForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.project_update(
+                project=project,
+                actor=request.user,  # type: ignore[arg-type]
+                **form.cleaned_data,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(request, _("Framing saved."))
+            return redirect("evaluations:project_detail", slug=project.slug)
+    return render(
+        request,
+        "evaluations/project_framing.html",
+        {"access": access, "project": project, "form": form, "tab": "framing"},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def candidate_add(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=True)
+    form = CandidateAddForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.candidate_add(
+                project=access.project,
+                actor=request.user,  # type: ignore[arg-type]
+                **form.cleaned_data,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(request, _("Candidate added to the shortlist."))
+            return redirect("evaluations:project_detail", slug=access.project.slug)
+    return render(
+        request,
+        "evaluations/candidate_add.html",
+        {"access": access, "project": access.project, "form": form},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def candidate_update(request: HtmxHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
+    """Move a candidate between tiers or edit its reason; HTMX gets the shortlist back."""
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    candidate = selectors.candidate_for_project(access.project, candidate_slug)
+    errors: list[str] = []
+    if request.method == "POST":
+        form = CandidateMoveForm(request.POST)
+        # Only the fields the request carries change: a tier button sends the tier alone.
+        form.fields["tier"].required = "tier" in request.POST
+        if form.is_valid():
+            changes = {
+                name: form.cleaned_data[name] for name in ("tier", "reason") if name in request.POST
+            }
+            for name in ("version", "decided_by_step"):
+                if name in request.POST:
+                    changes[name] = request.POST[name]
+            try:
+                services.candidate_update(
+                    candidate=candidate,
+                    actor=request.user,  # type: ignore[arg-type]
+                    **changes,
+                )
+            except ValidationError as exc:
+                errors = exc.messages
+        else:
+            errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
+        if not errors and not request.htmx:
+            return redirect("evaluations:project_detail", slug=access.project.slug)
+    editing = request.method == "GET" or bool(errors)
+    context = _detail_context(request, access)
+    context.update(
+        {
+            "editing": candidate.slug if editing else "",
+            "card_errors": errors,
+            "proposed_tier": request.POST.get("tier", ""),
+            "candidate": selectors.candidate_for_project(access.project, candidate.slug),
+        }
+    )
+    if request.htmx:
+        status = 422 if errors else 200
+        template = (
+            "evaluations/project_detail.html#card"
+            if request.method == "GET"
+            else "evaluations/project_detail.html#shortlist"
+        )
+        return render(request, template, context, status=status)
+    return render(
+        request, "evaluations/candidate_edit.html", context, status=422 if errors else 200
+    )
+
+
+@login_required
+def candidate_remove(request: HtmxHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    candidate = selectors.candidate_for_project(access.project, candidate_slug)
+    if request.method != "POST":  # checked after access, so outsiders learn nothing
+        return HttpResponseNotAllowed(["POST"])
+    services.candidate_remove(candidate=candidate, actor=request.user)  # type: ignore[arg-type]
+    messages.success(request, _("Candidate removed from the shortlist."))
+    return redirect("evaluations:project_detail", slug=access.project.slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, admin=request.method == "POST")
+    form = MemberAddForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        services.membership_set(
+            project=access.project,
+            user=form.cleaned_data["username"],
+            role=form.cleaned_data["role"],
+            is_admin=form.cleaned_data["is_admin"],
+            actor=request.user,  # type: ignore[arg-type]
+        )
+        messages.success(request, _("Member saved."))
+        return redirect("evaluations:project_members", slug=access.project.slug)
+    return render(
+        request,
+        "evaluations/project_members.html",
+        {
+            "access": access,
+            "project": access.project,
+            "members": selectors.project_members(access.project),
+            "form": form,
+            "tab": "members",
+        },
+    )
+
+
+@login_required
+def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> HttpResponse:
+    access = selectors.project_access(request.user, slug)
+    membership = get_object_or_404(Membership, pk=membership_id, project=access.project)
+    if request.method != "POST":  # checked after access, so outsiders learn nothing
+        return HttpResponseNotAllowed(["POST"])
+    if not access.is_admin:
+        raise PermissionDenied
+    try:
+        services.membership_remove(membership=membership, actor=request.user)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("Member role removed."))
+    return redirect("evaluations:project_members", slug=access.project.slug)
+
+
+@login_required
+def project_history(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug)
+    return render(
+        request,
+        "evaluations/project_history.html",
+        {
+            "access": access,
+            "project": access.project,
+            "events": selectors.project_events(access.project, limit=500),
+            "tab": "history",
+        },
+    )
+
+
+@login_required
+def catalog(request: HtmxHttpRequest) -> HttpResponse:
+    return render(request, "evaluations/catalog.html", {"routes": selectors.catalog_routes()})

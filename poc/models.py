@@ -1,0 +1,1 @@
+"""PoC results, evidence, responsibilities, API tokens, clusters and probes."""

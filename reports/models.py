@@ -1,0 +1,1 @@
+"""Frozen procurement sheets, sign-offs and signed PDFs."""

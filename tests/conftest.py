@@ -1,0 +1,72 @@
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from tests import services as test_services
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench")
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+    try:
+        test_services.ensure_all()
+    except test_services.ServiceMissing as exc:
+        pytest.exit(f"test services: {exc}", returncode=3)
+
+
+@pytest.fixture(autouse=True)
+def _test_settings(settings: Any) -> None:
+    settings.LANGUAGE_CODE = "en"
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def catalog(db: None) -> None:
+    from evaluations.catalog import load_solutions
+    from evaluations.services import catalog_seed
+
+    catalog_seed(entries=load_solutions())
+
+
+@pytest.fixture
+def personas(db: None, catalog: None) -> dict[str, Any]:
+    """alice administers project alpha (platform), bob is a member (ops), dave observes,
+    charlie has no access to alpha and administers beta."""
+    from evaluations.services import membership_set
+    from tests.factories import CandidateFactory, ProjectFactory, UserFactory
+
+    alice, bob, charlie, dave = (
+        UserFactory(username=n) for n in ("alice", "bob", "charlie", "dave")
+    )
+    alpha = ProjectFactory(slug="alpha", name="Alpha")
+    beta = ProjectFactory(slug="beta", name="Beta")
+    membership_set(project=alpha, user=alice, role="platform", is_admin=True, actor=None)
+    membership_set(project=alpha, user=bob, role="ops", actor=None)
+    membership_set(project=alpha, user=dave, role="observer", actor=None)
+    membership_set(project=beta, user=charlie, role="business", is_admin=True, actor=None)
+    volcano = CandidateFactory(project=alpha, solution_key="volcano")
+    slurm = CandidateFactory(project=beta, solution_key="slurm")
+    return {
+        "alice": alice,
+        "bob": bob,
+        "charlie": charlie,
+        "dave": dave,
+        "alpha": alpha,
+        "beta": beta,
+        "volcano": volcano,
+        "beta_slurm": slurm,
+    }
+
+
+def client_for(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def login() -> Iterator[Any]:
+    yield client_for

@@ -1,0 +1,44 @@
+from typing import Any
+
+import factory
+from django.contrib.auth import get_user_model
+
+from evaluations.models import Candidate, Project, Solution
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.django.Password("correct horse battery staple")
+
+
+class ProjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Project
+
+    name = factory.Sequence(lambda n: f"Project {n}")
+    slug = factory.Sequence(lambda n: f"project-{n}")
+
+
+class CandidateFactory(factory.django.DjangoModelFactory):
+    """A shortlist entry for a catalog solution named by key (the catalog must be loaded)."""
+
+    class Meta:
+        model = Candidate
+        exclude = ("solution_key",)
+
+    solution_key = "volcano"
+    project = factory.SubFactory(ProjectFactory)
+    solution = factory.LazyAttribute(lambda o: Solution.objects.get(key=o.solution_key))
+    slug = factory.LazyAttribute(lambda o: o.solution_key)
+    reason = "Fits the container platform we run."
+
+    @classmethod
+    def _create(cls, model_class: type[Candidate], *args: Any, **kwargs: Any) -> Candidate:
+        candidate = model_class(*args, **kwargs)
+        candidate.full_clean()
+        candidate.save()
+        return candidate

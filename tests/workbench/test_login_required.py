@@ -1,0 +1,39 @@
+"""Every page demands a login: anonymous visitors are sent to the login page."""
+
+import pytest
+from django.urls import reverse
+
+from tests.urlwalk import iter_routes
+
+PUBLIC = {"login", "logout", "set_language", "healthz"}
+SAMPLE = {"SlugConverter": "alpha", "IntConverter": "1", "StringConverter": "x"}
+
+
+def _routes() -> list:
+    routes = []
+    for route in iter_routes():
+        if route.name in PUBLIC or route.pattern.startswith(("admin/", "i18n/")):
+            continue
+        if not route.name:
+            continue
+        routes.append(route)
+    return routes
+
+
+def test_the_walk_finds_the_project_pages() -> None:
+    names = {route.name for route in _routes()}
+    assert {"evaluations:project_detail", "evaluations:candidate_update", "catalog"} <= names
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", _routes(), ids=lambda r: r.name)
+def test_anonymous_is_sent_to_login(client, route) -> None:
+    kwargs = {name: SAMPLE[conv] for name, conv in route.converters.items()}
+    url = reverse(route.name, kwargs=kwargs)
+    for method in ("get", "post"):
+        response = getattr(client, method)(url)
+        if route.name == "home":
+            assert response.status_code == 302
+            continue
+        assert response.status_code == 302, (method, url)
+        assert response["Location"].startswith(reverse("login")), (method, url)

@@ -1,0 +1,136 @@
+"""Settings come from the environment only, and a bad value stops start-up with its name."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.env import ImproperEnvironment, env_bool, env_int, env_list, env_str
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = (
+    "import json, django; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps({'debug': s.DEBUG, 'engine': s.DATABASES['default']['ENGINE'], "
+    "'db_name': str(s.DATABASES['default']['NAME']), 'broker': s.CELERY_BROKER_URL, "
+    "'hosts': s.ALLOWED_HOSTS, 'secret': s.SECRET_KEY, 'port': s.PORT, "
+    "'ssl_redirect': getattr(s, 'SECURE_SSL_REDIRECT', False)}))"
+)
+VARIABLES = (
+    "DJANGO_ENV",
+    "SECRET_KEY",
+    "SECRET_KEY_FILE",
+    "ALLOWED_HOSTS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "DEBUG",
+    "PORT",
+    "WORKBENCH_VAR_DIR",
+)
+
+
+def run_django(args: list[str], env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in VARIABLES}
+    clean.update(
+        {"DJANGO_SETTINGS_MODULE": "workbench.settings", "WORKBENCH_VAR_DIR": str(tmp_path)}
+    )
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
+    )
+
+
+def settings_with(env: dict[str, str], tmp_path: Path) -> dict:
+    result = run_django(["-c", PROBE], env, tmp_path)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_development_defaults_need_no_server(tmp_path: Path) -> None:
+    s = settings_with({}, tmp_path)
+    assert s["debug"] is True
+    assert s["engine"] == "django.db.backends.sqlite3"
+    assert s["db_name"] == str(tmp_path / "workbench.sqlite3")
+    assert s["broker"] == "filesystem://"
+    assert (tmp_path / "broker" / "queue").is_dir()
+    assert s["port"] == 8000
+
+
+def test_urls_from_the_environment(tmp_path: Path) -> None:
+    s = settings_with(
+        {
+            "DATABASE_URL": "postgres://u:p@db.internal:5433/wb",
+            "REDIS_URL": "redis://cache:6379/2",
+            "PORT": "9000",
+        },
+        tmp_path,
+    )
+    assert s["engine"] == "django.db.backends.postgresql"
+    assert s["db_name"] == "wb"
+    assert s["broker"] == "redis://cache:6379/2"
+    assert s["port"] == 9000
+
+
+def test_broker_url_wins_over_redis_url(tmp_path: Path) -> None:
+    s = settings_with(
+        {"REDIS_URL": "redis://cache:6379/2", "CELERY_BROKER_URL": "redis://queue:6379/5"}, tmp_path
+    )
+    assert s["broker"] == "redis://queue:6379/5"
+
+
+def test_secret_from_a_file(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("from-a-file-" + "x" * 50 + "\n")
+    s = settings_with({"SECRET_KEY_FILE": str(secret)}, tmp_path)
+    assert s["secret"] == "from-a-file-" + "x" * 50
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean"),
+        ({"PORT": "eighty"}, "PORT='eighty' is not an integer"),
+        ({"DJANGO_ENV": "staging"}, "DJANGO_ENV='staging' must be one of"),
+        ({"DJANGO_ENV": "production", "ALLOWED_HOSTS": "x"}, "SECRET_KEY must be set"),
+        ({"DJANGO_ENV": "production", "SECRET_KEY": "k" * 60}, "ALLOWED_HOSTS must be set"),
+        ({"DATABASE_URL": "nonsense://"}, "DATABASE_URL='nonsense://' is not a database URL"),
+        ({"SECRET_KEY_FILE": "/nonexistent/secret"}, "SECRET_KEY_FILE='/nonexistent/secret'"),
+    ],
+)
+def test_bad_values_stop_start_up_naming_the_variable(env, message, tmp_path: Path) -> None:
+    result = run_django(["-c", PROBE], env, tmp_path)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_production_check_deploy_is_clean(tmp_path: Path) -> None:
+    env = {
+        "DJANGO_ENV": "production",
+        "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
+        "ALLOWED_HOSTS": "workbench.example.com",
+    }
+    result = run_django(
+        ["manage.py", "check", "--deploy", "--fail-level", "WARNING"], env, tmp_path
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "no issues" in result.stdout
+    s = settings_with(env, tmp_path)
+    assert s["debug"] is False
+    assert s["ssl_redirect"] is True
+
+
+def test_helpers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLAG", "Yes")
+    assert env_bool("FLAG", default=False) is True
+    monkeypatch.setenv("FLAG", "off")
+    assert env_bool("FLAG", default=True) is False
+    monkeypatch.setenv("COUNT", "-3")
+    with pytest.raises(ImproperEnvironment, match="below the minimum"):
+        env_int("COUNT", 1, minimum=0)
+    monkeypatch.setenv("HOSTS", " a.example , ,b.example ")
+    assert env_list("HOSTS", []) == ["a.example", "b.example"]
+    monkeypatch.delenv("MISSING_VAR", raising=False)
+    assert env_str("MISSING_VAR", "fallback") == "fallback"

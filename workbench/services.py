@@ -1,0 +1,29 @@
+"""Writes for the workbench's own rows."""
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from workbench.models import WorkerCheck
+
+
+@transaction.atomic
+def worker_check_request(*, user: User | AnonymousUser) -> WorkerCheck:
+    """Create a check row and send it to the queue once the row is committed."""
+    from workbench.tasks import worker_check_task
+
+    check = WorkerCheck.objects.create(requested_by=user if user.is_authenticated else None)
+    transaction.on_commit(lambda: worker_check_task.delay(check.pk))
+    return check
+
+
+@transaction.atomic
+def worker_check_complete(*, check_id: int, hostname: str) -> WorkerCheck | None:
+    """Mark a check as answered by a worker; a check deleted meanwhile is ignored."""
+    check = WorkerCheck.objects.select_for_update().filter(pk=check_id).first()
+    if check is None:
+        return None
+    check.completed_at = timezone.now()
+    check.worker_hostname = hostname[:255]
+    check.save(update_fields=["completed_at", "worker_hostname"])
+    return check

@@ -1,0 +1,13 @@
+"""Types shared by every app's views and services."""
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.http import HttpRequest
+from django_htmx.middleware import HtmxDetails
+
+AnyUser = User | AnonymousUser
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request after django-htmx's middleware: `request.htmx` is truthy for htmx calls."""
+
+    htmx: HtmxDetails

@@ -1,0 +1,20 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from evaluations import views as evaluation_views
+from workbench import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz/", views.healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("projects/", include("evaluations.urls")),
+    path("catalog/", evaluation_views.catalog, name="catalog"),
+    path("status/", views.system_status, name="system_status"),
+    path("status/checks/", views.worker_check_create, name="worker_check_create"),
+    path("status/checks/<int:check_id>/", views.worker_check_detail, name="worker_check_detail"),
+    path("admin/", admin.site.urls),
+]

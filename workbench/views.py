@@ -1,0 +1,57 @@
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import connection
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from workbench import services
+from workbench.models import WorkerCheck
+from workbench.typing import HtmxHttpRequest
+
+
+def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Logged-in staff only; anonymous visitors go to the login page, others get 403."""
+
+    @wraps(view)
+    @login_required
+    def wrapped(request: HtmxHttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        if not request.user.is_staff:
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def healthz(request: HtmxHttpRequest) -> HttpResponse:
+    """Liveness for load balancers and compose: the database answers."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return HttpResponse("ok", content_type="text/plain")
+
+
+def home(request: HtmxHttpRequest) -> HttpResponse:
+    return redirect("evaluations:project_list")
+
+
+@staff_required
+def system_status(request: HtmxHttpRequest) -> HttpResponse:
+    checks = WorkerCheck.objects.select_related("requested_by")[:10]
+    return render(request, "workbench/status.html", {"checks": checks})
+
+
+@staff_required
+@require_POST
+def worker_check_create(request: HtmxHttpRequest) -> HttpResponse:
+    check = services.worker_check_request(user=request.user)
+    return redirect("worker_check_detail", check_id=check.pk)
+
+
+@staff_required
+def worker_check_detail(request: HtmxHttpRequest, check_id: int) -> HttpResponse:
+    check = get_object_or_404(WorkerCheck, pk=check_id)
+    template = "workbench/status.html#check" if request.htmx else "workbench/check.html"
+    return render(request, template, {"check": check})
