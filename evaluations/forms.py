@@ -3,10 +3,14 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import (
+    OWNER_TEAMS,
+    Dimension,
     ExistingBase,
     FilterStep,
+    Importance,
     LayerNeeded,
     Phase,
+    Scenario,
     Solution,
     SupplierNeed,
     TeamRole,
@@ -106,3 +110,97 @@ class MemberAddForm(forms.Form):
                 _("No active user is called %(name)s.") % {"name": username}
             )
         return user
+
+
+# --- acceptance suite --------------------------------------------------------------------
+
+
+class RequirementForm(forms.Form):
+    feature = forms.CharField(label=_("Feature as named"), max_length=300)
+    dimension = forms.ChoiceField(label=_("Dimension"), choices=Dimension.choices)
+    owner_team = forms.ChoiceField(label=_("Owning team"), choices=OWNER_TEAMS)
+    importance = forms.ChoiceField(label=_("Importance"), choices=Importance.choices)
+
+
+class ClaimsForm(forms.Form):
+    text = forms.CharField(
+        label=_("Vendor claims, one per line"),
+        widget=forms.Textarea(attrs={"rows": 10}),
+        max_length=50_000,
+        help_text=_("Bullets and numbering are removed; claims already listed are skipped."),
+    )
+    dimension = forms.ChoiceField(label=_("Dimension"), choices=Dimension.choices)
+    owner_team = forms.ChoiceField(label=_("Owning team"), choices=OWNER_TEAMS)
+    importance = forms.ChoiceField(label=_("Importance"), choices=Importance.choices)
+
+
+class ActionForm(forms.Form):
+    key = forms.SlugField(
+        label=_("Key"),
+        max_length=80,
+        help_text=_("How CI pipelines and probes name this action. Lowercase, digits, hyphens."),
+    )
+    scenario = forms.ChoiceField(label=_("Scenario"), choices=Scenario.choices)
+    question = forms.CharField(
+        label=_("Business question"), widget=forms.Textarea(attrs={"rows": 2})
+    )
+    steps = forms.CharField(
+        label=_("Steps"), widget=forms.Textarea(attrs={"rows": 3}), required=False
+    )
+    expected_evidence = forms.CharField(
+        label=_("Expected evidence"), widget=forms.Textarea(attrs={"rows": 2}), required=False
+    )
+    pass_criterion = forms.CharField(
+        label=_("Pass criterion"), widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+    def clean_key(self) -> str:
+        key = self.cleaned_data["key"]
+        if key != key.lower() or "_" in key:
+            raise forms.ValidationError(_("Use lowercase letters, digits and hyphens only."))
+        return key
+
+
+class SuiteFilterForm(forms.Form):
+    dimension = forms.ChoiceField(
+        label=_("Dimension"),
+        choices=[("", _("All dimensions")), *Dimension.choices],
+        required=False,
+    )
+    scenario = forms.ChoiceField(
+        label=_("Scenario"), choices=[("", _("All scenarios")), *Scenario.choices], required=False
+    )
+    team = forms.ChoiceField(
+        label=_("Owning team"), choices=[("", _("All teams")), *OWNER_TEAMS], required=False
+    )
+
+
+class TemplateApplyForm(forms.Form):
+    language = forms.ChoiceField(
+        label=_("Language of the copied text"),
+        choices=[("en", "English"), ("zh-hans", "简体中文")],
+    )
+
+
+class SuiteImportForm(forms.Form):
+    file = forms.FileField(
+        label=_("YAML or CSV file"),
+        help_text=_("A file exported from this page, or written by hand in the same shape."),
+    )
+
+    MAX_BYTES = 2 * 1024 * 1024
+
+    def clean_file(self) -> object:
+        upload = self.cleaned_data["file"]
+        name = upload.name.lower()
+        if not name.endswith((".yaml", ".yml", ".csv")):
+            raise forms.ValidationError(_("Upload a .yaml, .yml or .csv file."))
+        if upload.size > self.MAX_BYTES:
+            raise forms.ValidationError(_("The file is larger than 2 MB."))
+        if upload.size == 0:
+            raise forms.ValidationError(_("The file is empty."))
+        try:
+            upload.text = upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise forms.ValidationError(_("The file is not UTF-8 text.")) from None
+        return upload

@@ -272,3 +272,221 @@ class ProjectEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project}: {self.verb} {self.subject}"
+
+
+# --- acceptance suite --------------------------------------------------------------------
+
+
+class Dimension(models.TextChoices):
+    WORKLOAD_FIT = "workload_fit", _("Workload fit")
+    SCHEDULING = "scheduling", _("Scheduling semantics")
+    TENANCY = "tenancy", _("Tenancy and governance")
+    OPERATIONS = "operations", _("Operations entry")
+    TEAM = "team", _("Team prerequisites")
+    INTEGRATION = "integration", _("Integration")
+    COST_EXIT = "cost_exit", _("Cost and exit")
+
+
+class Importance(models.TextChoices):
+    MUST = "must", _("Must")
+    SHOULD = "should", _("Should")
+    COULD = "could", _("Could")
+
+
+class Scenario(models.TextChoices):
+    REAL_TASK = "real_task", _("Real task")
+    RESOURCE_SHORTAGE = "resource_shortage", _("Resource shortage")
+    NODE_FAILURE = "node_failure", _("Node failure and recovery")
+    QUEUE_PREEMPTION = "queue_preemption", _("Queue conflict and preemption")
+    PERMISSION_OVERREACH = "permission_overreach", _("Permission overreach")
+    MONITORING_GAP = "monitoring_gap", _("Monitoring gap")
+    UPGRADE_ROLLBACK = "upgrade_rollback", _("Upgrade and rollback")
+    INTEGRATION_CHECK = "integration_check", _("Integration check")
+
+
+# Every candidate still in play must face at least one action of each of these kinds.
+REQUIRED_SCENARIOS = (
+    Scenario.REAL_TASK,
+    Scenario.RESOURCE_SHORTAGE,
+    Scenario.PERMISSION_OVERREACH,
+    Scenario.NODE_FAILURE,
+)
+
+OWNER_TEAMS = [(value, label) for value, label in TeamRole.choices if value != TeamRole.OBSERVER]
+
+
+class RequirementSource(models.TextChoices):
+    MANUAL = "manual", _("Written by the team")
+    TEMPLATE = "template", _("From a template")
+    VENDOR_CLAIM = "vendor_claim", _("Pasted vendor claim")
+    IMPORT = "import", _("Imported")
+
+
+class Requirement(models.Model):
+    """A feature as teams or vendors name it; proven only through its acceptance actions."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="requirements")
+    feature = models.CharField(_("feature as named"), max_length=300)
+    dimension = models.CharField(_("dimension"), max_length=20, choices=Dimension)
+    owner_team = models.CharField(_("owning team"), max_length=20, choices=OWNER_TEAMS)
+    importance = models.CharField(
+        _("importance"), max_length=10, choices=Importance, default=Importance.MUST
+    )
+    source = models.CharField(max_length=20, choices=RequirementSource, default="manual")
+    template_key = models.SlugField(max_length=80, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "template_key"],
+                condition=~Q(template_key=""),
+                name="requirement_unique_template_key",
+            )
+        ]
+        verbose_name = _("requirement")
+
+    def __str__(self) -> str:
+        return self.feature
+
+
+class AcceptanceAction(models.Model):
+    """A business question and the action that answers it; every candidate runs it identically.
+
+    `key` is how CI pipelines and probes address the action: unique in the project and stable.
+    Results point at the row, not the key, so a rename keeps their history (see ActionKeyRename).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="actions")
+    requirement = models.ForeignKey(Requirement, on_delete=models.CASCADE, related_name="actions")
+    key = models.SlugField(_("key"), max_length=80)
+    question = models.TextField(_("business question"))
+    steps = models.TextField(_("steps"), blank=True)
+    expected_evidence = models.TextField(_("expected evidence"), blank=True)
+    pass_criterion = models.TextField(_("pass criterion"))
+    scenario = models.CharField(_("scenario"), max_length=30, choices=Scenario)
+    template_key = models.SlugField(max_length=80, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "key"], name="action_unique_key"),
+            models.UniqueConstraint(
+                fields=["project", "template_key"],
+                condition=~Q(template_key=""),
+                name="action_unique_template_key",
+            ),
+        ]
+        verbose_name = _("acceptance action")
+
+    def __str__(self) -> str:
+        return self.key
+
+    def clean(self) -> None:
+        same_project = self.requirement.project_id == self.project_id
+        if self.requirement_id and self.project_id and not same_project:
+            raise ValidationError({"requirement": _("The requirement belongs to another project.")})
+
+
+class ActionKeyRename(models.Model):
+    """A past key of an action, so that old CI jobs and links still find it."""
+
+    action = models.ForeignKey(AcceptanceAction, on_delete=models.CASCADE, related_name="renames")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    old_key = models.SlugField(max_length=80)
+    new_key = models.SlugField(max_length=80)
+    renamed_at = models.DateTimeField(auto_now_add=True)
+    renamed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+
+    class Meta:
+        ordering = ["-renamed_at", "-pk"]
+        indexes = [models.Index(fields=["project", "old_key"])]
+
+    def __str__(self) -> str:
+        return f"{self.old_key} -> {self.new_key}"
+
+
+# --- template library (catalog) ----------------------------------------------------------
+
+
+class TemplateSetKind(models.TextChoices):
+    WORKED_REWRITE = "worked-rewrite", _("Worked rewrite of a feature claim")
+    ROUTE_MUST_TEST = "route-must-test", _("Must-test items of a route")
+    CONTROLLED_FAILURE = "controlled-failure", _("Controlled failures")
+    INTEGRATION = "integration", _("Integration checklist")
+
+
+class TemplateSet(LocalizedTextMixin, models.Model):
+    """A named group of template requirements and actions that can be applied to a project."""
+
+    key = models.SlugField(max_length=80, unique=True)
+    kind = models.CharField(max_length=30, choices=TemplateSetKind)
+    route = models.ForeignKey(
+        Solution, on_delete=models.PROTECT, null=True, blank=True, related_name="template_sets"
+    )
+    name_en = models.CharField(max_length=200)
+    name_zh = models.CharField(max_length=200)
+    description_en = models.TextField(blank=True)
+    description_zh = models.TextField(blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "key"]
+        verbose_name = _("template set")
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def name(self) -> str:
+        return self.localized("name")
+
+
+class TemplateRequirement(LocalizedTextMixin, models.Model):
+    template_set = models.ForeignKey(
+        TemplateSet, on_delete=models.CASCADE, related_name="requirements"
+    )
+    key = models.SlugField(max_length=80, unique=True)
+    feature_en = models.CharField(max_length=300)
+    feature_zh = models.CharField(max_length=300)
+    dimension = models.CharField(max_length=20, choices=Dimension)
+    owner_team = models.CharField(max_length=20, choices=OWNER_TEAMS)
+    importance = models.CharField(max_length=10, choices=Importance)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class TemplateAction(LocalizedTextMixin, models.Model):
+    requirement = models.ForeignKey(
+        TemplateRequirement, on_delete=models.CASCADE, related_name="actions"
+    )
+    key = models.SlugField(max_length=80, unique=True)
+    scenario = models.CharField(max_length=30, choices=Scenario)
+    question_en = models.TextField()
+    question_zh = models.TextField()
+    steps_en = models.TextField(blank=True)
+    steps_zh = models.TextField(blank=True)
+    evidence_en = models.TextField(blank=True)
+    evidence_zh = models.TextField(blank=True)
+    pass_criterion_en = models.TextField()
+    pass_criterion_zh = models.TextField()
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "key"]
+
+    def __str__(self) -> str:
+        return self.key

@@ -7,13 +7,20 @@ from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 
 from evaluations.models import (
+    REQUIRED_SCENARIOS,
+    AcceptanceAction,
+    ActionKeyRename,
     Candidate,
+    Dimension,
     Membership,
     Project,
     ProjectEvent,
+    Requirement,
+    Scenario,
     Solution,
     SolutionKind,
     TeamRole,
+    TemplateSet,
     Tier,
 )
 from workbench.typing import AnyUser
@@ -144,3 +151,153 @@ def project_members(project: Project) -> QuerySet[Membership]:
 
 def project_events(project: Project, *, limit: int = 50) -> list[ProjectEvent]:
     return list(ProjectEvent.objects.filter(project=project).select_related("actor")[:limit])
+
+
+# --- acceptance suite --------------------------------------------------------------------
+
+
+@dataclass
+class SuiteFilters:
+    dimension: str = ""
+    scenario: str = ""
+    team: str = ""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.dimension or self.scenario or self.team)
+
+
+@dataclass
+class DimensionGroup:
+    dimension: str
+    label: str
+    requirements: list[Requirement]
+
+
+def suite_for_project(
+    project: Project, filters: SuiteFilters | None = None
+) -> list[DimensionGroup]:
+    """Requirements grouped by dimension, each with its (filtered) actions, in order.
+
+    With a scenario filter, requirements without a matching action drop out; without one,
+    requirements with no action stay visible ("not yet rewritten").
+    """
+    filters = filters or SuiteFilters()
+    actions = AcceptanceAction.objects.order_by("position", "pk")
+    if filters.scenario:
+        actions = actions.filter(scenario=filters.scenario)
+    requirements = Requirement.objects.filter(project=project).prefetch_related(
+        Prefetch("actions", queryset=actions, to_attr="shown_actions")
+    )
+    if filters.dimension:
+        requirements = requirements.filter(dimension=filters.dimension)
+    if filters.team:
+        requirements = requirements.filter(owner_team=filters.team)
+    groups = {value: DimensionGroup(value, str(label), []) for value, label in Dimension.choices}
+    for requirement in requirements.order_by("position", "pk"):
+        if filters.scenario and not requirement.shown_actions:
+            continue
+        groups[requirement.dimension].requirements.append(requirement)
+    return [group for group in groups.values() if group.requirements]
+
+
+def requirement_for_project(project: Project, requirement_id: int) -> Requirement:
+    requirement = (
+        Requirement.objects.filter(project=project, pk=requirement_id)
+        .prefetch_related(
+            Prefetch(
+                "actions",
+                queryset=AcceptanceAction.objects.order_by("position", "pk"),
+                to_attr="shown_actions",
+            )
+        )
+        .first()
+    )
+    if requirement is None:
+        raise Http404
+    return requirement
+
+
+def action_for_project(project: Project, action_id: int) -> AcceptanceAction:
+    action = (
+        AcceptanceAction.objects.filter(project=project, pk=action_id)
+        .select_related("requirement")
+        .first()
+    )
+    if action is None:
+        raise Http404
+    return action
+
+
+def action_by_key(project: Project, key: str) -> AcceptanceAction | None:
+    """The action a key names now, or the one it named before a rename."""
+    action = AcceptanceAction.objects.filter(project=project, key=key).first()
+    if action is not None:
+        return action
+    rename = (
+        ActionKeyRename.objects.filter(project=project, old_key=key)
+        .select_related("action")
+        .order_by("-renamed_at", "-pk")
+        .first()
+    )
+    return rename.action if rename else None
+
+
+def actions_for_project(project: Project) -> QuerySet[AcceptanceAction]:
+    return (
+        AcceptanceAction.objects.filter(project=project)
+        .select_related("requirement")
+        .order_by("requirement__dimension", "requirement__position", "position", "pk")
+    )
+
+
+@dataclass
+class Readiness:
+    """Which required scenario kinds a project's suite lacks, and which candidates that blocks."""
+
+    counts: dict[str, int]
+    missing: list[tuple[str, str]]
+    candidates_in_play: list[Candidate]
+    unrewritten: int
+    action_total: int
+
+    @property
+    def ready(self) -> bool:
+        return not self.missing and not self.unrewritten
+
+
+def readiness_for_project(project: Project) -> Readiness:
+    counts = dict(
+        AcceptanceAction.objects.filter(project=project)
+        .values_list("scenario")
+        .annotate(n=Count("pk"))
+        .values_list("scenario", "n")
+    )
+    labels = dict(Scenario.choices)
+    missing = [(s.value, str(labels[s])) for s in REQUIRED_SCENARIOS if not counts.get(s.value)]
+    in_play = list(
+        Candidate.objects.filter(
+            project=project, tier__in=[Tier.FIRST, Tier.ALTERNATIVE]
+        ).select_related("solution")
+    )
+    unrewritten = Requirement.objects.filter(project=project, actions__isnull=True).count()
+    return Readiness(
+        counts=counts,
+        missing=missing,
+        candidates_in_play=in_play,
+        unrewritten=unrewritten,
+        action_total=sum(counts.values()),
+    )
+
+
+def template_sets() -> QuerySet[TemplateSet]:
+    return TemplateSet.objects.select_related("route").annotate(
+        action_count=Count("requirements__actions")
+    )
+
+
+def template_set_by_key(key: str) -> TemplateSet:
+    template_set = TemplateSet.objects.filter(key=key).first()
+    if template_set is None:
+        raise Http404
+    return template_set

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from evaluations import views
+from evaluations.views import projects as views
+from evaluations.views import suite
 
 app_name = "evaluations"
 
@@ -27,4 +28,40 @@ urlpatterns = [
         views.candidate_remove,
         name="candidate_remove",
     ),
+]
+
+urlpatterns += [
+    path("<slug:slug>/requirements/", suite.suite, name="suite"),
+    path("<slug:slug>/requirements/claims/", suite.claims_paste, name="claims_paste"),
+    path("<slug:slug>/requirements/import/", suite.suite_import, name="suite_import"),
+    path(
+        "<slug:slug>/requirements/export.<str:fmt>",
+        suite.suite_export,
+        name="suite_export",
+    ),
+    path(
+        "<slug:slug>/requirements/<int:requirement_id>/",
+        suite.requirement_detail,
+        name="requirement_detail",
+    ),
+    path(
+        "<slug:slug>/requirements/<int:requirement_id>/delete/",
+        suite.requirement_delete,
+        name="requirement_delete",
+    ),
+    path(
+        "<slug:slug>/requirements/<int:requirement_id>/move/",
+        suite.requirement_move,
+        name="requirement_move",
+    ),
+    path(
+        "<slug:slug>/requirements/<int:requirement_id>/actions/add/",
+        suite.action_add,
+        name="action_add",
+    ),
+    path("<slug:slug>/actions/<int:action_id>/", suite.action_detail, name="action_detail"),
+    path("<slug:slug>/actions/<int:action_id>/delete/", suite.action_delete, name="action_delete"),
+    path("<slug:slug>/actions/<int:action_id>/move/", suite.action_move, name="action_move"),
+    path("<slug:slug>/templates/", suite.template_list, name="template_list"),
+    path("<slug:slug>/templates/<slug:set_key>/", suite.template_apply, name="template_apply"),
 ]

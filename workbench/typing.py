@@ -11,3 +11,9 @@ class HtmxHttpRequest(HttpRequest):
     """A request after django-htmx's middleware: `request.htmx` is truthy for htmx calls."""
 
     htmx: HtmxDetails
+
+
+class AuthedHttpRequest(HtmxHttpRequest):
+    """A request to a view behind `login_required`: the user is a real account."""
+
+    user: User  # type: ignore[assignment]

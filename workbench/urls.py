@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from evaluations import views as evaluation_views
+from evaluations.views import projects as evaluation_views
 from workbench import views
 
 urlpatterns = [
@@ -16,5 +16,6 @@ urlpatterns = [
     path("status/", views.system_status, name="system_status"),
     path("status/checks/", views.worker_check_create, name="worker_check_create"),
     path("status/checks/<int:check_id>/", views.worker_check_detail, name="worker_check_detail"),
+    path("api/v1/", include("evaluations.api.urls")),
     path("admin/", admin.site.urls),
 ]

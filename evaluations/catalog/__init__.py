@@ -1,11 +1,13 @@
 """The bilingual catalog files shipped with the workbench, read and checked before loading."""
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 CATALOG_DIR = Path(__file__).resolve().parent
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 LANGUAGES = ("en", "zh-hans")
 SOLUTION_TEXT_FIELDS = (
     "name",
@@ -62,3 +64,52 @@ def load_solutions(path: Path | None = None) -> list[dict[str, Any]]:
         for field in SOLUTION_TEXT_FIELDS:
             _check_bilingual(where, field, entry.get(field))
     return entries
+
+
+TEMPLATE_SET_KINDS = ("worked-rewrite", "route-must-test", "controlled-failure", "integration")
+
+
+def load_templates(path: Path | None = None) -> list[dict[str, Any]]:
+    """The acceptance-action template sets, checked: keys unique, enums known, both languages."""
+    from evaluations.models import Dimension, Importance, Scenario, TeamRole
+
+    path = path or CATALOG_DIR / "templates.yaml"
+    data = read_yaml(path)
+    sets = data.get("sets") if isinstance(data, dict) else None
+    if not isinstance(sets, list) or not sets:
+        raise CatalogError(f"{path.name}: expected a mapping with a list under 'sets'")
+    seen: dict[str, set[str]] = {"set": set(), "requirement": set(), "action": set()}
+
+    def unique(where: str, key: Any, kind: str) -> None:
+        if not isinstance(key, str) or not SLUG_RE.match(key):
+            raise CatalogError(f"{where}: key {key!r} is not a lowercase slug")
+        if key in seen[kind]:
+            raise CatalogError(f"{where}: {kind} key {key!r} is used twice")
+        seen[kind].add(key)
+
+    def choice(where: str, field: str, value: Any, allowed: list[str]) -> None:
+        if value not in allowed:
+            raise CatalogError(f"{where}: {field} {value!r} is not one of {', '.join(allowed)}")
+
+    for s_index, template_set in enumerate(sets, start=1):
+        where = f"{path.name} set {s_index}"
+        unique(where, template_set.get("key"), "set")
+        where = f"{where} ({template_set['key']})"
+        choice(where, "kind", template_set.get("kind"), list(TEMPLATE_SET_KINDS))
+        for field in ("name", "description"):
+            _check_bilingual(where, field, template_set.get(field))
+        for r_index, requirement in enumerate(template_set.get("requirements") or [], start=1):
+            r_where = f"{where} requirement {r_index}"
+            unique(r_where, requirement.get("key"), "requirement")
+            _check_bilingual(r_where, "feature", requirement.get("feature"))
+            choice(r_where, "dimension", requirement.get("dimension"), Dimension.values)
+            owners = [v for v in TeamRole.values if v != TeamRole.OBSERVER]
+            choice(r_where, "owner_team", requirement.get("owner_team"), owners)
+            choice(r_where, "importance", requirement.get("importance"), Importance.values)
+            for a_index, action in enumerate(requirement.get("actions") or [], start=1):
+                a_where = f"{r_where} action {a_index}"
+                unique(a_where, action.get("key"), "action")
+                choice(a_where, "scenario", action.get("scenario"), Scenario.values)
+                for field in ("question", "steps", "evidence", "pass_criterion"):
+                    _check_bilingual(a_where, field, action.get(field))
+    return sets

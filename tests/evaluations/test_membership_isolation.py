@@ -13,13 +13,51 @@ def _project_routes() -> list:
     ]
 
 
+@pytest.fixture
+def personas(personas):
+    """The shared personas, plus an acceptance suite in alpha and the template library."""
+    from evaluations import services
+    from evaluations.catalog import load_templates
+
+    services.template_catalog_seed(sets=load_templates())
+    requirement = services.requirement_create(
+        project=personas["alpha"],
+        actor=None,
+        feature="Quotas",
+        dimension="tenancy",
+        owner_team="platform",
+    )
+    action = services.action_create(
+        requirement=requirement,
+        actor=None,
+        key="quota-hit",
+        question="q?",
+        pass_criterion="p",
+        scenario="resource_shortage",
+    )
+    return {**personas, "requirement": requirement, "action": action}
+
+
 def _kwargs(route, personas) -> dict:
     values = {
         "slug": personas["alpha"].slug,
         "candidate_slug": personas["volcano"].slug,
         "membership_id": Membership.objects.get(user=personas["bob"]).pk,
+        "requirement_id": personas["requirement"].pk,
+        "action_id": personas["action"].pk,
+        "set_key": "elasticity",
+        "fmt": "yaml",
     }
     return {name: values[name] for name in route.converters}
+
+
+def _suite_state() -> list:
+    from evaluations.models import AcceptanceAction, Requirement
+
+    return [
+        list(Requirement.objects.order_by("pk").values_list("pk", "feature", "position")),
+        list(AcceptanceAction.objects.order_by("pk").values_list("pk", "key", "position")),
+    ]
 
 
 def test_every_project_route_is_covered() -> None:
@@ -33,17 +71,32 @@ def test_every_project_route_is_covered() -> None:
 def test_outsider_gets_404_for_get_and_post(route, personas, login) -> None:
     client = login(personas["charlie"])
     url = reverse(route.name, kwargs=_kwargs(route, personas))
-    before = (Candidate.objects.count(), Membership.objects.count())
+    before = (Candidate.objects.count(), Membership.objects.count(), _suite_state())
     assert client.get(url).status_code == 404
     assert (
         client.post(url, {"tier": "not_applicable", "reason": "x", "role": "ops"}).status_code
         == 404
     )
     assert client.get(url, headers={"HX-Request": "true"}).status_code == 404
-    assert (Candidate.objects.count(), Membership.objects.count()) == before
+    assert (Candidate.objects.count(), Membership.objects.count(), _suite_state()) == before
 
 
-POST_ONLY = {"evaluations:member_remove", "evaluations:candidate_remove"}
+POST_ONLY = {
+    "evaluations:member_remove",
+    "evaluations:candidate_remove",
+    "evaluations:requirement_delete",
+    "evaluations:requirement_move",
+    "evaluations:action_delete",
+    "evaluations:action_move",
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(POST_ONLY))
+def test_post_only_routes_refuse_get_for_members(name, personas, login) -> None:
+    route = next(r for r in _project_routes() if r.name == name)
+    response = login(personas["bob"]).get(reverse(name, kwargs=_kwargs(route, personas)))
+    assert response.status_code == 405
 
 
 @pytest.mark.django_db

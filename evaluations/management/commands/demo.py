@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluations.models import Solution
+from evaluations.models import Solution, TemplateSet
 from evaluations.services import DEMO_PASSWORD, demo_seed
 
 
@@ -17,7 +17,7 @@ class Command(BaseCommand):
                 "Refusing to create demo accounts with DJANGO_ENV=production: "
                 "production has no default accounts."
             )
-        if not Solution.objects.exists():
+        if not Solution.objects.exists() or not TemplateSet.objects.exists():
             call_command("seed_catalog", stdout=self.stdout)
         project, usernames = demo_seed()
         self.stdout.write(f"demo project: {project.name} (/projects/{project.slug}/)")

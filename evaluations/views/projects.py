@@ -16,18 +16,18 @@ from evaluations.forms import (
 )
 from evaluations.models import Membership
 from workbench.forms import form_add_service_error
-from workbench.typing import HtmxHttpRequest
+from workbench.typing import AuthedHttpRequest
 
 
 @login_required
-def project_list(request: HtmxHttpRequest) -> HttpResponse:
+def project_list(request: AuthedHttpRequest) -> HttpResponse:
     projects = selectors.projects_for_user(request.user)
     return render(request, "evaluations/project_list.html", {"projects": projects})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def project_create(request: HtmxHttpRequest) -> HttpResponse:
+def project_create(request: AuthedHttpRequest) -> HttpResponse:
     form = ProjectCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -35,7 +35,7 @@ def project_create(request: HtmxHttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 slug=form.cleaned_data["slug"],
                 description=form.cleaned_data["description"],
-                creator=request.user,  # type: ignore[arg-type]
+                creator=request.user,
                 creator_role=form.cleaned_data["role"],
             )
         except ValidationError as exc:
@@ -45,7 +45,9 @@ def project_create(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "evaluations/project_create.html", {"form": form})
 
 
-def _detail_context(request: HtmxHttpRequest, access: selectors.ProjectAccess) -> dict[str, object]:
+def _detail_context(
+    request: AuthedHttpRequest, access: selectors.ProjectAccess
+) -> dict[str, object]:
     return {
         "access": access,
         "project": access.project,
@@ -55,17 +57,18 @@ def _detail_context(request: HtmxHttpRequest, access: selectors.ProjectAccess) -
 
 
 @login_required
-def project_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def project_detail(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = selectors.project_access(request.user, slug)
     context = _detail_context(request, access)
     context["events"] = selectors.project_events(access.project, limit=8)
+    context["readiness"] = selectors.readiness_for_project(access.project)
     context["tab"] = "overview"
     return render(request, "evaluations/project_detail.html", context)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def project_framing(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def project_framing(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = selectors.project_access(request.user, slug, write=request.method == "POST")
     project = access.project
     initial = {
@@ -82,7 +85,7 @@ def project_framing(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         try:
             services.project_update(
                 project=project,
-                actor=request.user,  # type: ignore[arg-type]
+                actor=request.user,
                 **form.cleaned_data,
             )
         except ValidationError as exc:
@@ -99,14 +102,14 @@ def project_framing(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def candidate_add(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def candidate_add(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = selectors.project_access(request.user, slug, write=True)
     form = CandidateAddForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
             services.candidate_add(
                 project=access.project,
-                actor=request.user,  # type: ignore[arg-type]
+                actor=request.user,
                 **form.cleaned_data,
             )
         except ValidationError as exc:
@@ -123,7 +126,7 @@ def candidate_add(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def candidate_update(request: HtmxHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
+def candidate_update(request: AuthedHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
     """Move a candidate between tiers or edit its reason; HTMX gets the shortlist back."""
     access = selectors.project_access(request.user, slug, write=request.method == "POST")
     candidate = selectors.candidate_for_project(access.project, candidate_slug)
@@ -142,7 +145,7 @@ def candidate_update(request: HtmxHttpRequest, slug: str, candidate_slug: str) -
             try:
                 services.candidate_update(
                     candidate=candidate,
-                    actor=request.user,  # type: ignore[arg-type]
+                    actor=request.user,
                     **changes,
                 )
             except ValidationError as exc:
@@ -175,19 +178,19 @@ def candidate_update(request: HtmxHttpRequest, slug: str, candidate_slug: str) -
 
 
 @login_required
-def candidate_remove(request: HtmxHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
+def candidate_remove(request: AuthedHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
     access = selectors.project_access(request.user, slug, write=request.method == "POST")
     candidate = selectors.candidate_for_project(access.project, candidate_slug)
     if request.method != "POST":  # checked after access, so outsiders learn nothing
         return HttpResponseNotAllowed(["POST"])
-    services.candidate_remove(candidate=candidate, actor=request.user)  # type: ignore[arg-type]
+    services.candidate_remove(candidate=candidate, actor=request.user)
     messages.success(request, _("Candidate removed from the shortlist."))
     return redirect("evaluations:project_detail", slug=access.project.slug)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def project_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def project_members(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = selectors.project_access(request.user, slug, admin=request.method == "POST")
     form = MemberAddForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -196,7 +199,7 @@ def project_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             user=form.cleaned_data["username"],
             role=form.cleaned_data["role"],
             is_admin=form.cleaned_data["is_admin"],
-            actor=request.user,  # type: ignore[arg-type]
+            actor=request.user,
         )
         messages.success(request, _("Member saved."))
         return redirect("evaluations:project_members", slug=access.project.slug)
@@ -214,7 +217,7 @@ def project_members(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> HttpResponse:
+def member_remove(request: AuthedHttpRequest, slug: str, membership_id: int) -> HttpResponse:
     access = selectors.project_access(request.user, slug)
     membership = get_object_or_404(Membership, pk=membership_id, project=access.project)
     if request.method != "POST":  # checked after access, so outsiders learn nothing
@@ -222,7 +225,7 @@ def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> Ht
     if not access.is_admin:
         raise PermissionDenied
     try:
-        services.membership_remove(membership=membership, actor=request.user)  # type: ignore[arg-type]
+        services.membership_remove(membership=membership, actor=request.user)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
@@ -231,7 +234,7 @@ def member_remove(request: HtmxHttpRequest, slug: str, membership_id: int) -> Ht
 
 
 @login_required
-def project_history(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def project_history(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = selectors.project_access(request.user, slug)
     return render(
         request,
@@ -246,5 +249,5 @@ def project_history(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def catalog(request: HtmxHttpRequest) -> HttpResponse:
+def catalog(request: AuthedHttpRequest) -> HttpResponse:
     return render(request, "evaluations/catalog.html", {"routes": selectors.catalog_routes()})

@@ -1,0 +1,68 @@
+"""Every write to evaluations: one function per use case, atomic, validated, recorded.
+
+Import from here (`from evaluations import services`); the modules split the use cases by topic.
+"""
+
+from evaluations.services.catalog import SeedReport, catalog_seed, template_catalog_seed
+from evaluations.services.demo import DEMO_PASSWORD, DEMO_SLUG, demo_seed
+from evaluations.services.history import event_record
+from evaluations.services.projects import (
+    membership_remove,
+    membership_set,
+    project_create,
+    project_update,
+)
+from evaluations.services.shortlist import (
+    candidate_add,
+    candidate_remove,
+    candidate_update,
+)
+from evaluations.services.suite import (
+    ApplyReport,
+    ImportReport,
+    TemplatePlan,
+    action_create,
+    action_delete,
+    action_update,
+    reorder,
+    requirement_create,
+    requirement_delete,
+    requirement_update,
+    requirements_from_claims,
+    suite_import,
+    template_set_apply,
+    template_set_plan,
+    unique_action_key,
+)
+
+__all__ = [
+    "ApplyReport",
+    "ImportReport",
+    "TemplatePlan",
+    "action_create",
+    "action_delete",
+    "action_update",
+    "reorder",
+    "requirement_create",
+    "requirement_delete",
+    "requirement_update",
+    "requirements_from_claims",
+    "suite_import",
+    "template_catalog_seed",
+    "template_set_apply",
+    "template_set_plan",
+    "unique_action_key",
+    "DEMO_PASSWORD",
+    "DEMO_SLUG",
+    "SeedReport",
+    "candidate_add",
+    "candidate_remove",
+    "candidate_update",
+    "catalog_seed",
+    "demo_seed",
+    "event_record",
+    "membership_remove",
+    "membership_set",
+    "project_create",
+    "project_update",
+]

@@ -1,0 +1,104 @@
+"""The demo project for a first look (development only)."""
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from evaluations.models import (
+    Candidate,
+    FilterStep,
+    Project,
+    Solution,
+    TeamRole,
+    TemplateSet,
+    Tier,
+)
+from evaluations.services.projects import membership_set
+from evaluations.services.shortlist import candidate_add
+from evaluations.services.suite import template_set_apply
+
+DEMO_PASSWORD = "workbench-demo"  # noqa: S105 - printed to the developer by `manage.py demo`
+DEMO_SLUG = "demo"
+DEMO_TEMPLATE_SETS = (
+    "multi-tenancy",
+    "gpu-support",
+    "controlled-failures",
+    "integration-checklist",
+    "route-container-native",
+    "route-hpc-batch",
+)
+DEMO_CANDIDATES = (
+    ("k8s-gpu-operator", Tier.FIRST, FilterStep.INFRASTRUCTURE, "1.33 + GPU Operator v25.3"),
+    ("volcano", Tier.FIRST, FilterStep.WORKLOAD, "1.12"),
+    ("slurm", Tier.ALTERNATIVE, FilterStep.WORKLOAD, "24.05"),
+    ("runai", Tier.ALTERNATIVE, FilterStep.RESPONSIBILITY_COST, "2.21"),
+    ("openshift-ai", Tier.NOT_APPLICABLE, FilterStep.INFRASTRUCTURE, "2.19"),
+)
+
+
+@transaction.atomic
+def demo_seed() -> tuple[Project, list[str]]:
+    """The demo project with one user per team role; running it again changes nothing."""
+    user_model = get_user_model()
+    project = Project.objects.filter(slug=DEMO_SLUG).first()
+    if project is None:
+        project = Project(
+            slug=DEMO_SLUG,
+            name=_("Demo: shared GPU pool for training and inference"),
+            description=_(
+                "A sample evaluation: a 64-GPU pool shared by three model teams, on an "
+                "existing Kubernetes platform, with a small Slurm group for batch training."
+            ),
+            phase="poc",
+            workloads=["training", "inference", "batch"],
+            existing_base="both",
+            layer_needed="queues-quotas",
+            supplier_needs=["long-term-support", "multi-cluster"],
+        )
+        project.full_clean()
+        project.save()
+    usernames = []
+    for role in TeamRole.values:
+        user = user_model.objects.filter(username=role).first()
+        if user is None:
+            user = user_model.objects.create_user(username=role, password=DEMO_PASSWORD)
+        membership_set(
+            project=project, user=user, role=role, is_admin=role == TeamRole.PLATFORM, actor=None
+        )
+        usernames.append(role)
+    solutions = {s.key: s for s in Solution.objects.all()}
+    existing = set(Candidate.objects.filter(project=project).values_list("slug", flat=True))
+    for key, tier, step, version in DEMO_CANDIDATES:
+        if key in existing or key not in solutions:
+            continue
+        reason = _demo_reason(key)
+        candidate_add(
+            project=project,
+            solution=solutions[key],
+            actor=None,
+            tier=tier,
+            version=version,
+            decided_by_step=step,
+            reason=reason,
+            slug=key,
+        )
+    platform_user = user_model.objects.get(username=TeamRole.PLATFORM)
+    for template_set in TemplateSet.objects.filter(key__in=DEMO_TEMPLATE_SETS):
+        template_set_apply(project=project, template_set=template_set, actor=platform_user)
+    return project, usernames
+
+
+def _demo_reason(key: str) -> str:
+    reasons = {
+        "k8s-gpu-operator": _(
+            "The base we already run; proves device discovery and driver lifecycle."
+        ),
+        "volcano": _("Adds queues, gang scheduling and fair share on the same Kubernetes."),
+        "slurm": _("The batch-training group already knows it; kept to compare queue semantics."),
+        "runai": _("Would buy tenancy and quotas ready-made; cost and exit terms to be checked."),
+        "openshift-ai": _(
+            "Not for now: it would replace the Kubernetes distribution we run, a bigger "
+            "change than this evaluation covers."
+        ),
+    }
+    return reasons.get(key, "")

@@ -1,0 +1,123 @@
+"""Projects, their framing answers and memberships."""
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from evaluations.models import (
+    Membership,
+    Project,
+    TeamRole,
+)
+from evaluations.services.history import event_record
+
+FRAMING_FIELDS = ("workloads", "existing_base", "layer_needed", "supplier_needs")
+
+
+@transaction.atomic
+def project_create(
+    *,
+    name: str,
+    creator: User,
+    creator_role: str,
+    slug: str = "",
+    description: str = "",
+) -> Project:
+    """Create a project; its creator becomes a project admin in the team role they chose."""
+    project = Project(
+        name=name.strip(), slug=slug or slugify(name)[:80], description=description.strip()
+    )
+    project.full_clean()
+    project.save()
+    membership_set(project=project, user=creator, role=creator_role, is_admin=True, actor=None)
+    event_record(project=project, actor=creator, verb="project.created", subject=project.name)
+    return project
+
+
+@transaction.atomic
+def project_update(*, project: Project, actor: User, **changes: Any) -> Project:
+    """Change a project's name, description, phase or framing answers."""
+    allowed = {"name", "description", "phase", *FRAMING_FIELDS}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValueError(f"project_update cannot change {sorted(unknown)}")
+    before = {key: getattr(project, key) for key in changes}
+    for key, value in changes.items():
+        setattr(project, key, value)
+    project.full_clean()
+    project.save()
+    after = {key: getattr(project, key) for key in changes}
+    changed = {k: v for k, v in after.items() if before[k] != v}
+    if changed:
+        event_record(
+            project=project,
+            actor=actor,
+            verb="project.updated",
+            subject=project.name,
+            before={k: before[k] for k in changed},
+            after=changed,
+        )
+    return project
+
+
+@transaction.atomic
+def membership_set(
+    *,
+    project: Project,
+    user: User,
+    role: str,
+    is_admin: bool = False,
+    actor: User | None,
+) -> Membership:
+    """Give a user a team role in a project (idempotent); updates the admin flag."""
+    if role not in TeamRole.values:
+        raise ValidationError({"role": _("Unknown team role %(role)s.") % {"role": role}})
+    membership, created = Membership.objects.get_or_create(
+        project=project, user=user, role=role, defaults={"is_admin": is_admin}
+    )
+    if not created and membership.is_admin != is_admin:
+        membership.is_admin = is_admin
+        membership.save(update_fields=["is_admin"])
+    elif not created:
+        return membership
+    if actor is not None:
+        event_record(
+            project=project,
+            actor=actor,
+            verb="membership.set",
+            subject=str(user),
+            after={"role": role, "is_admin": is_admin},
+        )
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, membership: Membership, actor: User) -> None:
+    """Remove one role of a member; the last admin of a project cannot be removed."""
+    project = membership.project
+    if membership.is_admin:
+        other_admins = (
+            Membership.objects.select_for_update()
+            .filter(project=project, is_admin=True)
+            .exclude(user=membership.user)
+            .exists()
+        )
+        still_admin = (
+            Membership.objects.filter(project=project, user=membership.user, is_admin=True)
+            .exclude(pk=membership.pk)
+            .exists()
+        )
+        if not other_admins and not still_admin:
+            raise ValidationError(_("A project needs at least one admin."))
+    event_record(
+        project=project,
+        actor=actor,
+        verb="membership.removed",
+        subject=str(membership.user),
+        before={"role": membership.role, "is_admin": membership.is_admin},
+    )
+    membership.delete()

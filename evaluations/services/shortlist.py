@@ -1,0 +1,132 @@
+"""The shortlist: candidates in tiers with the reason that put them there."""
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils.translation import gettext as _
+
+from evaluations.models import (
+    Candidate,
+    FilterStep,
+    Project,
+    Solution,
+    Tier,
+)
+from evaluations.services.history import event_record
+
+
+def _candidate_state(candidate: Candidate) -> dict[str, Any]:
+    return {
+        "tier": candidate.tier,
+        "reason": candidate.reason,
+        "version": candidate.version,
+        "decided_by_step": candidate.decided_by_step,
+    }
+
+
+def _unique_candidate_slug(project: Project, base: str) -> str:
+    taken = set(Candidate.objects.filter(project=project).values_list("slug", flat=True))
+    slug, n = base, 2
+    while slug in taken:
+        slug = f"{base}-{n}"
+        n += 1
+    return slug
+
+
+@transaction.atomic
+def candidate_add(
+    *,
+    project: Project,
+    solution: Solution,
+    actor: User | None,
+    tier: str = Tier.FIRST,
+    version: str = "",
+    decided_by_step: str = FilterStep.INFRASTRUCTURE,
+    reason: str = "",
+    slug: str = "",
+) -> Candidate:
+    """Put a catalog solution on a project's shortlist."""
+    last = Candidate.objects.filter(project=project).aggregate(m=Max("position"))["m"]
+    candidate = Candidate(
+        project=project,
+        solution=solution,
+        slug=slug or _unique_candidate_slug(project, solution.key),
+        version=version.strip(),
+        tier=tier,
+        decided_by_step=decided_by_step,
+        reason=reason.strip(),
+        position=(last or 0) + 1,
+    )
+    candidate.full_clean()
+    try:
+        with transaction.atomic():
+            candidate.save()
+    except IntegrityError:
+        raise ValidationError({"slug": _("This slug is already used in the project.")}) from None
+    event_record(
+        project=project,
+        actor=actor,
+        verb="candidate.added",
+        subject=str(candidate),
+        after=_candidate_state(candidate),
+    )
+    return candidate
+
+
+@transaction.atomic
+def candidate_update(
+    *,
+    candidate: Candidate,
+    actor: User | None,
+    tier: str | None = None,
+    reason: str | None = None,
+    version: str | None = None,
+    decided_by_step: str | None = None,
+) -> Candidate:
+    """Move a candidate between tiers and/or change its reason, version or deciding step.
+
+    Moving to "not applicable for now" without a reason is refused and nothing changes.
+    """
+    candidate = (
+        Candidate.objects.select_for_update().select_related("solution").get(pk=candidate.pk)
+    )
+    before = _candidate_state(candidate)
+    if tier is not None:
+        candidate.tier = tier
+    if reason is not None:
+        candidate.reason = reason.strip()
+    if version is not None:
+        candidate.version = version.strip()
+    if decided_by_step is not None:
+        candidate.decided_by_step = decided_by_step
+    candidate.full_clean()
+    after = _candidate_state(candidate)
+    if after == before:
+        return candidate
+    candidate.save()
+    verb = "candidate.moved" if before["tier"] != after["tier"] else "candidate.updated"
+    changed = [k for k in after if after[k] != before[k]]
+    event_record(
+        project=candidate.project,
+        actor=actor,
+        verb=verb,
+        subject=str(candidate),
+        before={k: before[k] for k in changed},
+        after={k: after[k] for k in changed},
+    )
+    return candidate
+
+
+@transaction.atomic
+def candidate_remove(*, candidate: Candidate, actor: User) -> None:
+    event_record(
+        project=candidate.project,
+        actor=actor,
+        verb="candidate.removed",
+        subject=str(candidate),
+        before=_candidate_state(candidate),
+    )
+    candidate.delete()

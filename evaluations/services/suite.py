@@ -1,0 +1,517 @@
+"""The acceptance suite: requirements, their acceptance actions, templates, import."""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from evaluations.models import (
+    AcceptanceAction,
+    ActionKeyRename,
+    Project,
+    Requirement,
+    RequirementSource,
+    TemplateAction,
+    TemplateRequirement,
+    TemplateSet,
+)
+from evaluations.services.history import event_record
+
+REQUIREMENT_FIELDS = ("feature", "dimension", "owner_team", "importance")
+ACTION_FIELDS = ("key", "question", "steps", "expected_evidence", "pass_criterion", "scenario")
+
+
+def _state(obj: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in fields}
+
+
+def _next_position(queryset: Any) -> int:
+    return (queryset.aggregate(m=Max("position"))["m"] or 0) + 1
+
+
+# --- requirements ------------------------------------------------------------------------
+
+
+@transaction.atomic
+def requirement_create(
+    *,
+    project: Project,
+    actor: User | None,
+    feature: str,
+    dimension: str,
+    owner_team: str,
+    importance: str = "must",
+    source: str = RequirementSource.MANUAL,
+    template_key: str = "",
+    record: bool = True,
+) -> Requirement:
+    """Add a requirement; until it has an action it reads "not yet rewritten"."""
+    requirement = Requirement(
+        project=project,
+        feature=feature.strip(),
+        dimension=dimension,
+        owner_team=owner_team,
+        importance=importance,
+        source=source,
+        template_key=template_key,
+        position=_next_position(Requirement.objects.filter(project=project)),
+    )
+    requirement.full_clean()
+    requirement.save()
+    if record:  # bulk writers (templates, import) record one summary event instead
+        event_record(
+            project=project,
+            actor=actor,
+            verb="requirement.created",
+            subject=requirement.feature,
+            after=_state(requirement, REQUIREMENT_FIELDS),
+        )
+    return requirement
+
+
+@transaction.atomic
+def requirement_update(
+    *, requirement: Requirement, actor: User | None, **changes: Any
+) -> Requirement:
+    unknown = set(changes) - set(REQUIREMENT_FIELDS)
+    if unknown:
+        raise ValueError(f"requirement_update cannot change {sorted(unknown)}")
+    before = _state(requirement, REQUIREMENT_FIELDS)
+    for name, value in changes.items():
+        setattr(requirement, name, value.strip() if isinstance(value, str) else value)
+    requirement.full_clean()
+    after = _state(requirement, REQUIREMENT_FIELDS)
+    changed = [k for k in after if after[k] != before[k]]
+    if changed:
+        requirement.save()
+        event_record(
+            project=requirement.project,
+            actor=actor,
+            verb="requirement.updated",
+            subject=requirement.feature,
+            before={k: before[k] for k in changed},
+            after={k: after[k] for k in changed},
+        )
+    return requirement
+
+
+@transaction.atomic
+def requirement_delete(*, requirement: Requirement, actor: User | None) -> None:
+    event_record(
+        project=requirement.project,
+        actor=actor,
+        verb="requirement.deleted",
+        subject=requirement.feature,
+        before={
+            **_state(requirement, REQUIREMENT_FIELDS),
+            "actions": list(requirement.actions.values_list("key", flat=True)),
+        },
+    )
+    requirement.delete()
+
+
+CLAIM_BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、]|[（(]?\d+[)）])\s*")
+
+
+@transaction.atomic
+def requirements_from_claims(
+    *,
+    project: Project,
+    actor: User | None,
+    text: str,
+    dimension: str,
+    owner_team: str,
+    importance: str = "must",
+) -> list[Requirement]:
+    """One requirement per pasted claim line, so nothing a vendor claims goes unexamined.
+
+    Bullets and numbering are stripped; blank lines and claims the project already holds
+    (same words, case-insensitive) are skipped.
+    """
+    existing = {
+        feature.casefold()
+        for feature in Requirement.objects.filter(project=project).values_list("feature", flat=True)
+    }
+    created = []
+    for line in text.splitlines():
+        claim = CLAIM_BULLET.sub("", line).strip()
+        if not claim or claim.casefold() in existing:
+            continue
+        if len(claim) > 300:
+            raise ValidationError(
+                _("A claim is longer than 300 characters: %(start)s…") % {"start": claim[:40]}
+            )
+        existing.add(claim.casefold())
+        created.append(
+            requirement_create(
+                project=project,
+                actor=actor,
+                feature=claim,
+                dimension=dimension,
+                owner_team=owner_team,
+                importance=importance,
+                source=RequirementSource.VENDOR_CLAIM,
+            )
+        )
+    return created
+
+
+# --- actions -----------------------------------------------------------------------------
+
+
+def _key_taken(project: Project, key: str, *, exclude_pk: int | None = None) -> bool:
+    queryset = AcceptanceAction.objects.filter(project=project, key=key)
+    if exclude_pk is not None:
+        queryset = queryset.exclude(pk=exclude_pk)
+    return queryset.exists()
+
+
+def unique_action_key(project: Project, base: str, taken: set[str] | None = None) -> str:
+    base = slugify(base)[:70] or "action"
+    taken = (
+        taken
+        if taken is not None
+        else set(AcceptanceAction.objects.filter(project=project).values_list("key", flat=True))
+    )
+    key, n = base, 2
+    while key in taken:
+        key = f"{base}-{n}"
+        n += 1
+    return key
+
+
+@transaction.atomic
+def action_create(
+    *,
+    requirement: Requirement,
+    actor: User | None,
+    key: str,
+    question: str,
+    pass_criterion: str,
+    scenario: str,
+    steps: str = "",
+    expected_evidence: str = "",
+    template_key: str = "",
+    record: bool = True,
+) -> AcceptanceAction:
+    """Add an acceptance action; it applies to every candidate of the project."""
+    project = requirement.project
+    if _key_taken(project, key):
+        raise ValidationError(
+            {"key": _("The key %(key)s is already used in this project.") % {"key": key}}
+        )
+    action = AcceptanceAction(
+        project=project,
+        requirement=requirement,
+        key=key,
+        question=question.strip(),
+        steps=steps.strip(),
+        expected_evidence=expected_evidence.strip(),
+        pass_criterion=pass_criterion.strip(),
+        scenario=scenario,
+        template_key=template_key,
+        position=_next_position(AcceptanceAction.objects.filter(requirement=requirement)),
+    )
+    action.full_clean()
+    action.save()
+    if record:
+        event_record(
+            project=project,
+            actor=actor,
+            verb="action.created",
+            subject=action.key,
+            after=_state(action, ACTION_FIELDS),
+        )
+    return action
+
+
+@transaction.atomic
+def action_update(
+    *, action: AcceptanceAction, actor: User | None, **changes: Any
+) -> AcceptanceAction:
+    """Edit an action. A new key keeps the old one as an alias, so results and CI jobs follow."""
+    unknown = set(changes) - set(ACTION_FIELDS) - {"requirement"}
+    if unknown:
+        raise ValueError(f"action_update cannot change {sorted(unknown)}")
+    action = AcceptanceAction.objects.select_for_update().get(pk=action.pk)
+    before = _state(action, ACTION_FIELDS)
+    old_key = action.key
+    old_requirement_id = action.requirement_id
+    for name, value in changes.items():
+        setattr(action, name, value.strip() if isinstance(value, str) else value)
+    if action.key != old_key and _key_taken(action.project, action.key, exclude_pk=action.pk):
+        raise ValidationError(
+            {"key": _("The key %(key)s is already used in this project.") % {"key": action.key}}
+        )
+    action.full_clean()
+    after = _state(action, ACTION_FIELDS)
+    changed = [k for k in after if after[k] != before[k]]
+    moved = action.requirement_id != old_requirement_id
+    if moved:
+        action.position = _next_position(
+            AcceptanceAction.objects.filter(requirement=action.requirement_id)
+        )
+    if not changed and not moved:
+        return action
+    action.save()
+    if action.key != old_key:
+        ActionKeyRename.objects.create(
+            action=action,
+            project=action.project,
+            old_key=old_key,
+            new_key=action.key,
+            renamed_by=actor if actor is not None and actor.is_authenticated else None,
+        )
+    event_record(
+        project=action.project,
+        actor=actor,
+        verb="action.renamed" if action.key != old_key else "action.updated",
+        subject=action.key,
+        before={k: before[k] for k in changed}
+        | ({"requirement": old_requirement_id} if moved else {}),
+        after={k: after[k] for k in changed}
+        | ({"requirement": action.requirement_id} if moved else {}),
+    )
+    return action
+
+
+@transaction.atomic
+def action_delete(*, action: AcceptanceAction, actor: User | None) -> None:
+    event_record(
+        project=action.project,
+        actor=actor,
+        verb="action.deleted",
+        subject=action.key,
+        before=_state(action, ACTION_FIELDS),
+    )
+    action.delete()
+
+
+@transaction.atomic
+def reorder(*, item: Requirement | AcceptanceAction, direction: str) -> None:
+    """Swap an action (within its requirement) or a requirement (within its dimension)
+    with its neighbour. Positions are renumbered first so gaps and ties never block a move."""
+    if direction not in ("up", "down"):
+        raise ValueError(direction)
+    siblings: list[Any]
+    if isinstance(item, AcceptanceAction):
+        siblings = list(
+            AcceptanceAction.objects.select_for_update().filter(requirement=item.requirement_id)
+        )
+    else:
+        siblings = list(
+            Requirement.objects.select_for_update().filter(
+                project=item.project_id, dimension=item.dimension
+            )
+        )
+    index = next(i for i, s in enumerate(siblings) if s.pk == item.pk)
+    other = index - 1 if direction == "up" else index + 1
+    if not 0 <= other < len(siblings):
+        return
+    siblings[index], siblings[other] = siblings[other], siblings[index]
+    model = type(item)
+    for position, sibling in enumerate(siblings, start=1):
+        if sibling.position != position:
+            model.objects.filter(pk=sibling.pk).update(position=position)
+
+
+# --- templates ---------------------------------------------------------------------------
+
+
+@dataclass
+class PlannedRequirement:
+    template: TemplateRequirement
+    existing: Requirement | None
+    new_actions: list[tuple[TemplateAction, str]] = field(default_factory=list)
+
+
+@dataclass
+class TemplatePlan:
+    """What applying a template set would add; nothing is written to build it."""
+
+    template_set: TemplateSet
+    requirements: list[PlannedRequirement] = field(default_factory=list)
+    already_present: int = 0
+
+    @property
+    def new_requirement_count(self) -> int:
+        return sum(1 for r in self.requirements if r.existing is None and r.new_actions)
+
+    @property
+    def new_action_count(self) -> int:
+        return sum(len(r.new_actions) for r in self.requirements)
+
+
+def template_set_plan(*, project: Project, template_set: TemplateSet) -> TemplatePlan:
+    plan = TemplatePlan(template_set=template_set)
+    requirements = {
+        r.template_key: r
+        for r in Requirement.objects.filter(project=project).exclude(template_key="")
+    }
+    keys = dict(AcceptanceAction.objects.filter(project=project).values_list("key", "template_key"))
+    applied = {template_key for template_key in keys.values() if template_key}
+    taken = set(keys)
+    for template_requirement in template_set.requirements.prefetch_related("actions"):
+        planned = PlannedRequirement(
+            template=template_requirement, existing=requirements.get(template_requirement.key)
+        )
+        for template_action in template_requirement.actions.all():
+            if template_action.key in applied:
+                plan.already_present += 1
+                continue
+            key = unique_action_key(project, template_action.key, taken)
+            taken.add(key)
+            planned.new_actions.append((template_action, key))
+        plan.requirements.append(planned)
+    return plan
+
+
+@dataclass(frozen=True)
+class ApplyReport:
+    requirements_created: int
+    actions_created: int
+    already_present: int
+
+
+@transaction.atomic
+def template_set_apply(
+    *, project: Project, template_set: TemplateSet, actor: User | None, language: str = "en"
+) -> ApplyReport:
+    """Copy a template set's requirements and actions into a project, in one language.
+
+    Idempotent: what was applied before (by template key) is not added again, even if the
+    team has since edited or renamed it. Teams edit the copies freely.
+    """
+    Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise applies
+    plan = template_set_plan(project=project, template_set=template_set)
+    suffix = "zh" if language.lower().startswith("zh") else "en"
+    requirements_created = actions_created = 0
+    for planned in plan.requirements:
+        if not planned.new_actions:
+            continue
+        requirement = planned.existing
+        if requirement is None:
+            template = planned.template
+            requirement = requirement_create(
+                project=project,
+                actor=actor,
+                feature=getattr(template, f"feature_{suffix}"),
+                dimension=template.dimension,
+                owner_team=template.owner_team,
+                importance=template.importance,
+                source=RequirementSource.TEMPLATE,
+                template_key=template.key,
+                record=False,
+            )
+            requirements_created += 1
+        for template_action, key in planned.new_actions:
+            action_create(
+                requirement=requirement,
+                actor=actor,
+                key=key,
+                question=getattr(template_action, f"question_{suffix}"),
+                steps=getattr(template_action, f"steps_{suffix}"),
+                expected_evidence=getattr(template_action, f"evidence_{suffix}"),
+                pass_criterion=getattr(template_action, f"pass_criterion_{suffix}"),
+                scenario=template_action.scenario,
+                template_key=template_action.key,
+                record=False,
+            )
+            actions_created += 1
+    if actions_created:
+        event_record(
+            project=project,
+            actor=actor,
+            verb="template.applied",
+            subject=template_set.key,
+            after={"requirements": requirements_created, "actions": actions_created},
+        )
+    return ApplyReport(requirements_created, actions_created, plan.already_present)
+
+
+# --- import ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    requirements_created: int
+    actions_created: int
+    actions_updated: int
+
+
+@transaction.atomic
+def suite_import(*, project: Project, actor: User | None, parsed: Any) -> ImportReport:
+    """Apply a clean parse (evaluations.suite_io) to a project, all or nothing.
+
+    Requirements are matched by feature and dimension, actions by key (current or a past key);
+    matching actions are updated in place, the rest created.
+    """
+    from evaluations.selectors import action_by_key
+
+    if parsed.errors:
+        raise ValueError("suite_import needs a parse without errors")
+    existing = {
+        (r.feature.casefold(), r.dimension): r for r in Requirement.objects.filter(project=project)
+    }
+    requirements_created = actions_created = actions_updated = 0
+    for row in parsed.requirements:
+        requirement = existing.get((row.feature.casefold(), row.dimension))
+        if requirement is None:
+            requirement = requirement_create(
+                project=project,
+                actor=actor,
+                feature=row.feature,
+                dimension=row.dimension,
+                owner_team=row.owner_team,
+                importance=row.importance,
+                source=RequirementSource.IMPORT,
+                record=False,
+            )
+            existing[(row.feature.casefold(), row.dimension)] = requirement
+            requirements_created += 1
+        else:
+            requirement_update(
+                requirement=requirement,
+                actor=actor,
+                owner_team=row.owner_team,
+                importance=row.importance,
+            )
+        for action_row in row.actions:
+            fields = {
+                "key": action_row.key,
+                "question": action_row.question,
+                "steps": action_row.steps,
+                "expected_evidence": action_row.expected_evidence,
+                "pass_criterion": action_row.pass_criterion,
+                "scenario": action_row.scenario,
+            }
+            action = action_by_key(project, action_row.key)
+            if action is None:
+                action_create(requirement=requirement, actor=actor, record=False, **fields)
+                actions_created += 1
+            else:
+                before = (action.requirement_id, *(getattr(action, k) for k in fields))
+                action = action_update(
+                    action=action, actor=actor, requirement=requirement, **fields
+                )
+                if before != (action.requirement_id, *(getattr(action, k) for k in fields)):
+                    actions_updated += 1
+    if requirements_created or actions_created or actions_updated:
+        event_record(
+            project=project,
+            actor=actor,
+            verb="suite.imported",
+            subject=project.slug,
+            after={
+                "requirements_created": requirements_created,
+                "actions_created": actions_created,
+                "actions_updated": actions_updated,
+            },
+        )
+    return ImportReport(requirements_created, actions_created, actions_updated)

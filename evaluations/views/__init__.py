@@ -1,0 +1,1 @@
+"""Browser pages of evaluations, split by topic; urls.py imports the modules directly."""

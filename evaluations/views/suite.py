@@ -1,0 +1,431 @@
+"""The acceptance suite pages: requirements, their actions, templates, import and export."""
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from evaluations import selectors, services, suite_io
+from evaluations.forms import (
+    ActionForm,
+    ClaimsForm,
+    RequirementForm,
+    SuiteFilterForm,
+    SuiteImportForm,
+    TemplateApplyForm,
+)
+from evaluations.models import AcceptanceAction, Requirement
+from workbench.forms import form_add_service_error
+from workbench.typing import AuthedHttpRequest
+
+SUITE_TEMPLATE = "evaluations/suite.html"
+
+
+def _filters(request: AuthedHttpRequest) -> tuple[SuiteFilterForm, selectors.SuiteFilters]:
+    form = SuiteFilterForm(request.GET or None)
+    if form.is_valid():
+        return form, selectors.SuiteFilters(**form.cleaned_data)
+    return form, selectors.SuiteFilters()
+
+
+def _suite_url(project_slug: str) -> str:
+    return reverse("evaluations:suite", kwargs={"slug": project_slug})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def suite(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """The requirement list grouped by dimension, with filters, readiness and a quick add."""
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    project = access.project
+    add_form = RequirementForm(request.POST or None, prefix="new")
+    if request.method == "POST" and add_form.is_valid():
+        try:
+            services.requirement_create(
+                project=project, actor=request.user, **add_form.cleaned_data
+            )
+        except ValidationError as exc:
+            form_add_service_error(add_form, exc)
+        else:
+            messages.success(request, _("Requirement added. Rewrite it into acceptance actions."))
+            return redirect(_suite_url(project.slug))
+    filter_form, filters = _filters(request)
+    context = {
+        "access": access,
+        "project": project,
+        "tab": "suite",
+        "groups": selectors.suite_for_project(project, filters),
+        "filters": filters,
+        "filter_form": filter_form,
+        "add_form": add_form,
+        "readiness": selectors.readiness_for_project(project),
+    }
+    if request.htmx and request.method == "GET":
+        return render(request, f"{SUITE_TEMPLATE}#suite", context)
+    return render(request, SUITE_TEMPLATE, context)
+
+
+def _requirement_response(
+    request: AuthedHttpRequest,
+    access: selectors.ProjectAccess,
+    requirement_id: int,
+    *,
+    status: int = 200,
+    **extra: Any,
+) -> HttpResponse:
+    """The requirement card (HTMX) or, for plain browsers, the suite page."""
+    if not request.htmx:
+        if status >= 400:
+            extra.setdefault(
+                "requirement", selectors.requirement_for_project(access.project, requirement_id)
+            )
+            return render(
+                request,
+                "evaluations/requirement_page.html",
+                {"access": access, "project": access.project, "tab": "suite", **extra},
+                status=status,
+            )
+        return redirect(_suite_url(access.project.slug) + f"#requirement-{requirement_id}")
+    context = {
+        "access": access,
+        "project": access.project,
+        "requirement": selectors.requirement_for_project(access.project, requirement_id),
+        **extra,
+    }
+    return render(request, f"{SUITE_TEMPLATE}#requirement", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def requirement_detail(request: AuthedHttpRequest, slug: str, requirement_id: int) -> HttpResponse:
+    """GET: the card (or its editor with ?edit=1). POST: save the requirement's fields."""
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    requirement = selectors.requirement_for_project(access.project, requirement_id)
+    if request.method == "GET":
+        editing = request.GET.get("edit") == "1"
+        form = RequirementForm(
+            initial={f: getattr(requirement, f) for f in services.suite.REQUIREMENT_FIELDS},
+            prefix=f"req{requirement.pk}",
+        )
+        if not request.htmx:
+            return render(
+                request,
+                "evaluations/requirement_page.html",
+                {
+                    "access": access,
+                    "project": access.project,
+                    "tab": "suite",
+                    "requirement": requirement,
+                    "requirement_form": form,
+                    "editing_requirement": True,
+                },
+            )
+        return _requirement_response(
+            request, access, requirement.pk, requirement_form=form, editing_requirement=editing
+        )
+    form = RequirementForm(request.POST, prefix=f"req{requirement.pk}")
+    if form.is_valid():
+        try:
+            services.requirement_update(
+                requirement=requirement, actor=request.user, **form.cleaned_data
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            return _requirement_response(request, access, requirement.pk)
+    return _requirement_response(
+        request, access, requirement.pk, status=422, requirement_form=form, editing_requirement=True
+    )
+
+
+@login_required
+def requirement_delete(request: AuthedHttpRequest, slug: str, requirement_id: int) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    requirement = selectors.requirement_for_project(access.project, requirement_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    services.requirement_delete(requirement=requirement, actor=request.user)
+    messages.success(request, _("Requirement deleted with its actions."))
+    if request.htmx:
+        response = HttpResponse("")
+        response["HX-Redirect"] = _suite_url(access.project.slug)
+        return response
+    return redirect(_suite_url(access.project.slug))
+
+
+def _move(
+    request: AuthedHttpRequest,
+    access: selectors.ProjectAccess,
+    item: Requirement | AcceptanceAction,
+) -> HttpResponse:
+    direction = request.POST.get("direction", "")
+    if direction not in ("up", "down"):
+        return HttpResponse(_("direction must be up or down"), status=400)
+    services.reorder(item=item, direction=direction)
+    if isinstance(item, AcceptanceAction):
+        return _requirement_response(request, access, item.requirement_id)
+    if request.htmx:
+        response = HttpResponse("")
+        response["HX-Refresh"] = "true"
+        return response
+    return redirect(_suite_url(access.project.slug) + f"#requirement-{item.pk}")
+
+
+@login_required
+def requirement_move(request: AuthedHttpRequest, slug: str, requirement_id: int) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    requirement = selectors.requirement_for_project(access.project, requirement_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    return _move(request, access, requirement)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def action_add(request: AuthedHttpRequest, slug: str, requirement_id: int) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=True)
+    requirement = selectors.requirement_for_project(access.project, requirement_id)
+    prefix = f"new{requirement.pk}"
+    if request.method == "GET":
+        suggested = services.unique_action_key(access.project, requirement.feature)
+        form = ActionForm(initial={"key": suggested}, prefix=prefix)
+        if not request.htmx:
+            return render(
+                request,
+                "evaluations/requirement_page.html",
+                {
+                    "access": access,
+                    "project": access.project,
+                    "tab": "suite",
+                    "requirement": requirement,
+                    "action_form": form,
+                    "adding_action": True,
+                },
+            )
+        return _requirement_response(
+            request, access, requirement.pk, action_form=form, adding_action=True
+        )
+    form = ActionForm(request.POST, prefix=prefix)
+    if form.is_valid():
+        try:
+            services.action_create(requirement=requirement, actor=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            return _requirement_response(request, access, requirement.pk)
+    return _requirement_response(
+        request, access, requirement.pk, status=422, action_form=form, adding_action=True
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def action_detail(request: AuthedHttpRequest, slug: str, action_id: int) -> HttpResponse:
+    """GET: the action's editor inside its requirement card. POST: save it."""
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    action = selectors.action_for_project(access.project, action_id)
+    prefix = f"act{action.pk}"
+    if request.method == "GET":
+        initial = {name: getattr(action, name) for name in services.suite.ACTION_FIELDS}
+        form = ActionForm(initial=initial, prefix=prefix)
+        if not request.htmx:
+            return render(
+                request,
+                "evaluations/requirement_page.html",
+                {
+                    "access": access,
+                    "project": access.project,
+                    "tab": "suite",
+                    "requirement": selectors.requirement_for_project(
+                        access.project, action.requirement_id
+                    ),
+                    "action_form": form,
+                    "editing_action": action.pk,
+                },
+            )
+        return _requirement_response(
+            request, access, action.requirement_id, action_form=form, editing_action=action.pk
+        )
+    form = ActionForm(request.POST, prefix=prefix)
+    if form.is_valid():
+        try:
+            services.action_update(action=action, actor=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            return _requirement_response(request, access, action.requirement_id)
+    return _requirement_response(
+        request,
+        access,
+        action.requirement_id,
+        status=422,
+        action_form=form,
+        editing_action=action.pk,
+    )
+
+
+@login_required
+def action_delete(request: AuthedHttpRequest, slug: str, action_id: int) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    action = selectors.action_for_project(access.project, action_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    services.action_delete(action=action, actor=request.user)
+    return _requirement_response(request, access, action.requirement_id)
+
+
+@login_required
+def action_move(request: AuthedHttpRequest, slug: str, action_id: int) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    action = selectors.action_for_project(access.project, action_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    return _move(request, access, action)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def claims_paste(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    form = ClaimsForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = services.requirements_from_claims(
+                project=access.project, actor=request.user, **form.cleaned_data
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(
+                request,
+                _("%(count)d claims added as requirements, flagged until they have actions.")
+                % {"count": len(created)},
+            )
+            return redirect(_suite_url(access.project.slug))
+    return render(
+        request,
+        "evaluations/claims.html",
+        {"access": access, "project": access.project, "tab": "suite", "form": form},
+    )
+
+
+@login_required
+def template_list(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug)
+    return render(
+        request,
+        "evaluations/template_list.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "suite",
+            "template_sets": selectors.template_sets(),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def template_apply(request: AuthedHttpRequest, slug: str, set_key: str) -> HttpResponse:
+    """GET: a preview of what applying the set adds. POST: apply it."""
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    template_set = selectors.template_set_by_key(set_key)
+    language = "zh-hans" if (get_language() or "").startswith("zh") else "en"
+    form = TemplateApplyForm(request.POST or None, initial={"language": language})
+    if request.method == "POST" and form.is_valid():
+        report = services.template_set_apply(
+            project=access.project,
+            template_set=template_set,
+            actor=request.user,
+            language=form.cleaned_data["language"],
+        )
+        messages.success(
+            request,
+            _(
+                "%(actions)d actions in %(requirements)d new requirements added; "
+                "%(present)d were already there."
+            )
+            % {
+                "actions": report.actions_created,
+                "requirements": report.requirements_created,
+                "present": report.already_present,
+            },
+        )
+        return redirect(_suite_url(access.project.slug))
+    plan = services.template_set_plan(project=access.project, template_set=template_set)
+    return render(
+        request,
+        "evaluations/template_apply.html",
+        {"access": access, "project": access.project, "tab": "suite", "plan": plan, "form": form},
+    )
+
+
+@login_required
+def suite_export(request: AuthedHttpRequest, slug: str, fmt: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug)
+    if fmt not in ("yaml", "csv"):
+        raise Http404
+    requirements = [r for g in selectors.suite_for_project(access.project) for r in g.requirements]
+    if fmt == "csv":
+        body, content_type = suite_io.export_csv(requirements), "text/csv; charset=utf-8"
+    else:
+        body = suite_io.export_yaml(access.project, requirements)
+        content_type = "application/yaml; charset=utf-8"
+    response = HttpResponse(body, content_type=content_type)
+    filename = f"{access.project.slug}-acceptance-suite.{fmt}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def suite_import(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    form = SuiteImportForm(request.POST or None, request.FILES or None)
+    errors: list[tuple[int, str]] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        parsed = suite_io.parse(upload.text, upload.name)
+        if parsed.ok:
+            try:
+                report = services.suite_import(
+                    project=access.project, actor=request.user, parsed=parsed
+                )
+            except ValidationError as exc:
+                errors = [(0, message) for message in exc.messages]
+            else:
+                messages.success(
+                    request,
+                    _(
+                        "Imported: %(req)d requirements and %(new)d actions created, "
+                        "%(upd)d actions updated."
+                    )
+                    % {
+                        "req": report.requirements_created,
+                        "new": report.actions_created,
+                        "upd": report.actions_updated,
+                    },
+                )
+                return redirect(_suite_url(access.project.slug))
+        else:
+            errors = parsed.errors
+    status = 422 if errors or form.errors else 200
+    return render(
+        request,
+        "evaluations/suite_import.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "suite",
+            "form": form,
+            "import_errors": errors,
+        },
+        status=status,
+    )
