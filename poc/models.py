@@ -1,1 +1,218 @@
-"""PoC results, evidence, responsibilities, API tokens, clusters and probes."""
+"""PoC results and their evidence, responsibility assignments and candidate boundaries."""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
+from evaluations.models import OWNER_TEAMS, AcceptanceAction, Candidate, Project
+
+
+class Outcome(models.TextChoices):
+    PASSED = "passed", _("Passed")
+    FAILED = "failed", _("Failed")
+    NOT_COVERED = "not_covered", _("Not covered")
+    NEEDS_INTEGRATION = "needs_integration", _("Needs integration")
+
+
+class Source(models.TextChoices):
+    MANUAL = "manual", _("Recorded by hand")
+    CI = "ci", _("CI pipeline")
+    PROBE = "probe", _("Probe")
+
+
+class AppendOnlyError(Exception):
+    """Results are never changed or deleted: record a new one instead."""
+
+
+class Result(models.Model):
+    """One recorded outcome of one acceptance action on one candidate. Rows are never changed:
+    a new recording adds a row, and ResultCell points at the latest one of each cell."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="results")
+    # PROTECT: removing a candidate or an action must never take recorded evidence with it.
+    candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="results")
+    action = models.ForeignKey(AcceptanceAction, on_delete=models.PROTECT, related_name="results")
+    outcome = models.CharField(_("outcome"), max_length=20, choices=Outcome)
+    failure_cause = models.TextField(_("failure cause"), blank=True)
+    integration_what = models.TextField(_("what must be integrated"), blank=True)
+    integration_owner_team = models.CharField(
+        _("owning team"), max_length=20, choices=OWNER_TEAMS, blank=True
+    )
+    integration_effort_days = models.DecimalField(
+        _("effort (person-days)"),
+        max_digits=7,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+    )
+    note = models.TextField(_("note (Markdown)"), blank=True)
+    change_reason = models.TextField(_("reason for the change"), blank=True)
+    source = models.CharField(max_length=10, choices=Source, default=Source.MANUAL)
+    run_reference = models.CharField(_("run reference"), max_length=300, blank=True)
+    previous = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    recorded_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-recorded_at", "-pk"]
+        indexes = [models.Index(fields=["candidate", "action", "-recorded_at"])]
+        verbose_name = _("result")
+
+    def __str__(self) -> str:
+        return f"{self.candidate_id}/{self.action_id}: {self.outcome}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise AppendOnlyError("results are append-only; record a new result instead")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("results are append-only and cannot be deleted")
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        if self.outcome == Outcome.FAILED and not self.failure_cause.strip():
+            errors["failure_cause"] = str(_("A failed result needs its failure cause."))
+        if self.outcome == Outcome.NEEDS_INTEGRATION:
+            if not self.integration_what.strip():
+                errors["integration_what"] = str(_("Say what must be integrated."))
+            if not self.integration_owner_team:
+                errors["integration_owner_team"] = str(
+                    _("Name the team that owns the integration.")
+                )
+            if self.integration_effort_days is None:
+                errors["integration_effort_days"] = str(_("Estimate the effort in person-days."))
+        both = self.candidate_id and self.action_id
+        if both and self.candidate.project_id != self.action.project_id:
+            errors["action"] = str(_("The action belongs to another project."))
+        if errors:
+            raise ValidationError(errors)
+
+
+class ResultCell(models.Model):
+    """The latest result of one candidate x action cell (a pointer, rewritten on each record)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="cells")
+    action = models.ForeignKey(AcceptanceAction, on_delete=models.CASCADE, related_name="cells")
+    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="+")
+    outcome = models.CharField(max_length=20, choices=Outcome)
+    result_count = models.PositiveIntegerField(default=1)
+    evidence_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["candidate", "action"], name="cell_unique")]
+        indexes = [models.Index(fields=["project", "candidate"])]
+
+    def __str__(self) -> str:
+        return f"{self.candidate_id}/{self.action_id}: {self.outcome}"
+
+
+class EvidenceKind(models.TextChoices):
+    FILE = "file", _("File")
+    LINK = "link", _("Link")
+
+
+def evidence_upload_to(instance: "Evidence", filename: str) -> str:
+    # The stored name is the content hash: no user-supplied path part ever reaches the storage.
+    return f"evidence/{instance.project_id}/{instance.sha256[:2]}/{instance.sha256}"
+
+
+class Evidence(models.Model):
+    """A file or link attached to a result; files are served to project members only."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="evidence")
+    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="evidence")
+    kind = models.CharField(max_length=10, choices=EvidenceKind)
+    file = models.FileField(upload_to=evidence_upload_to, max_length=300, blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    name = models.CharField(_("name"), max_length=255)
+    sha256 = models.CharField(max_length=64, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    content_type = models.CharField(max_length=120, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["uploaded_at", "pk"]
+        verbose_name = _("evidence")
+        verbose_name_plural = _("evidence")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ResponsibilityArea(models.TextChoices):
+    DEPLOYMENT = "deployment", _("Deployment")
+    UPGRADE = "upgrade_rollback", _("Upgrade and rollback")
+    DRIVERS = "drivers_runtime", _("Drivers and runtime")
+    INCIDENTS = "incident_handling", _("Incident handling")
+    TRAINING = "training", pgettext_lazy("responsibility area", "Training")
+    SUPPORT = "support_sla", _("Support and SLA")
+    EXIT = "exit_migration", _("Exit and migration")
+    BACKUP = "backup_dr", _("Backup and DR")
+    CAPACITY = "capacity", _("Capacity expansion")
+    OBSERVABILITY = "observability", _("Observability integration")
+    IDENTITY = "identity", _("Identity integration")
+
+
+class Party(models.TextChoices):
+    PLATFORM_TEAM = "platform_team", _("Internal platform team")
+    OPS_TEAM = "ops_team", _("Ops team")
+    VENDOR = "vendor", _("Vendor")
+    CLOUD = "cloud_provider", _("Cloud provider")
+    INTEGRATOR = "integrator", _("Integrator")
+
+
+class Responsibility(models.Model):
+    """Who carries one area of long-term responsibility for one candidate."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(
+        Candidate, on_delete=models.CASCADE, related_name="responsibilities"
+    )
+    area = models.CharField(_("area"), max_length=30, choices=ResponsibilityArea)
+    party = models.CharField(_("party"), max_length=20, choices=Party)
+    person = models.CharField(_("named person"), max_length=200)
+    escalation = models.CharField(_("escalation"), max_length=300, blank=True)
+    note = models.TextField(_("note"), blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["candidate", "area"], name="responsibility_unique")
+        ]
+        verbose_name = _("responsibility")
+        verbose_name_plural = _("responsibilities")
+
+    def __str__(self) -> str:
+        return f"{self.candidate}: {self.get_area_display()} -> {self.get_party_display()}"
+
+
+class Boundary(models.Model):
+    """The commercial boundaries of a candidate, filled in by procurement."""
+
+    candidate = models.OneToOneField(Candidate, on_delete=models.CASCADE, related_name="boundary")
+    license_model = models.TextField(_("license model"), blank=True)
+    support_terms = models.TextField(_("support terms"), blank=True)
+    upgrade_cadence = models.TextField(_("upgrade cadence"), blank=True)
+    exit_plan = models.TextField(_("exit and migration plan"), blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("boundary")
+
+    def __str__(self) -> str:
+        return f"boundaries of {self.candidate}"

@@ -42,3 +42,31 @@ class CandidateFactory(factory.django.DjangoModelFactory):
         candidate.full_clean()
         candidate.save()
         return candidate
+
+
+def make_actions(
+    project: Project,
+    actions: list[tuple[str, str]],
+    *,
+    feature: str = "Quotas",
+    dimension: str = "tenancy",
+    owner_team: str = "platform",
+) -> tuple[Any, list[Any]]:
+    """A requirement with acceptance actions given as (key, scenario), through the services."""
+    from evaluations import services
+
+    requirement = services.requirement_create(
+        project=project, actor=None, feature=feature, dimension=dimension, owner_team=owner_team
+    )
+    created = [
+        services.action_create(
+            requirement=requirement,
+            actor=None,
+            key=key,
+            question=f"{key}?",
+            pass_criterion="ok",
+            scenario=scenario,
+        )
+        for key, scenario in actions
+    ]
+    return requirement, created

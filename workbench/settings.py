@@ -125,7 +125,7 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
-STORAGES = {
+STORAGES: dict[str, dict[str, object]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
@@ -135,6 +135,26 @@ STORAGES = {
         )
     },
 }
+
+# Evidence files: the size limit, and optional S3-compatible storage through django-storages.
+EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_MB", 50, minimum=1) * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+_s3_bucket = env_str("EVIDENCE_S3_BUCKET")
+if _s3_bucket:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": _s3_bucket,
+            "endpoint_url": env_str("EVIDENCE_S3_ENDPOINT_URL") or None,
+            "region_name": env_str("EVIDENCE_S3_REGION") or None,
+            "access_key": env_str("EVIDENCE_S3_ACCESS_KEY_ID") or None,
+            "secret_key": env_str("EVIDENCE_S3_SECRET_ACCESS_KEY") or None,
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -12,6 +12,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("projects/", include("evaluations.urls")),
+    path("projects/", include("poc.urls")),
     path("catalog/", evaluation_views.catalog, name="catalog"),
     path("status/", views.system_status, name="system_status"),
     path("status/checks/", views.worker_check_create, name="worker_check_create"),

@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, ProtectedError
 from django.utils.translation import gettext as _
 
 from evaluations.models import (
@@ -129,4 +129,13 @@ def candidate_remove(*, candidate: Candidate, actor: User) -> None:
         subject=str(candidate),
         before=_candidate_state(candidate),
     )
-    candidate.delete()
+    try:
+        with transaction.atomic():
+            candidate.delete()
+    except ProtectedError:
+        raise ValidationError(
+            _(
+                "This candidate has recorded PoC results, which are never deleted. "
+                "Move it to “not applicable for now” with a reason instead."
+            )
+        ) from None

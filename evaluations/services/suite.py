@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, ProtectedError
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
@@ -113,7 +113,13 @@ def requirement_delete(*, requirement: Requirement, actor: User | None) -> None:
             "actions": list(requirement.actions.values_list("key", flat=True)),
         },
     )
-    requirement.delete()
+    try:
+        with transaction.atomic():
+            requirement.delete()
+    except ProtectedError:
+        raise ValidationError(
+            _("An action of this requirement has recorded PoC results, which are never deleted.")
+        ) from None
 
 
 CLAIM_BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、]|[（(]?\d+[)）])\s*")
@@ -290,7 +296,13 @@ def action_delete(*, action: AcceptanceAction, actor: User | None) -> None:
         subject=action.key,
         before=_state(action, ACTION_FIELDS),
     )
-    action.delete()
+    try:
+        with transaction.atomic():
+            action.delete()
+    except ProtectedError:
+        raise ValidationError(
+            _("This action has recorded PoC results, which are never deleted.")
+        ) from None
 
 
 @transaction.atomic

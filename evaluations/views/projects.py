@@ -183,8 +183,12 @@ def candidate_remove(request: AuthedHttpRequest, slug: str, candidate_slug: str)
     candidate = selectors.candidate_for_project(access.project, candidate_slug)
     if request.method != "POST":  # checked after access, so outsiders learn nothing
         return HttpResponseNotAllowed(["POST"])
-    services.candidate_remove(candidate=candidate, actor=request.user)
-    messages.success(request, _("Candidate removed from the shortlist."))
+    try:
+        services.candidate_remove(candidate=candidate, actor=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("Candidate removed from the shortlist."))
     return redirect("evaluations:project_detail", slug=access.project.slug)
 
 

@@ -151,8 +151,12 @@ def requirement_delete(request: AuthedHttpRequest, slug: str, requirement_id: in
     requirement = selectors.requirement_for_project(access.project, requirement_id)
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    services.requirement_delete(requirement=requirement, actor=request.user)
-    messages.success(request, _("Requirement deleted with its actions."))
+    try:
+        services.requirement_delete(requirement=requirement, actor=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("Requirement deleted with its actions."))
     if request.htmx:
         response = HttpResponse("")
         response["HX-Redirect"] = _suite_url(access.project.slug)
@@ -277,7 +281,12 @@ def action_delete(request: AuthedHttpRequest, slug: str, action_id: int) -> Http
     action = selectors.action_for_project(access.project, action_id)
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    services.action_delete(action=action, actor=request.user)
+    try:
+        services.action_delete(action=action, actor=request.user)
+    except ValidationError as exc:
+        return _requirement_response(
+            request, access, action.requirement_id, status=422, requirement_errors=exc.messages
+        )
     return _requirement_response(request, access, action.requirement_id)
 
 

@@ -135,3 +135,21 @@ def test_helpers(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env_list("HOSTS", []) == ["a.example", "b.example"]
     monkeypatch.delenv("MISSING_VAR", raising=False)
     assert env_str("MISSING_VAR", "fallback") == "fallback"
+
+
+def test_evidence_storage_switches_to_s3_when_a_bucket_is_set(tmp_path: Path) -> None:
+    probe = (
+        "import json, django; django.setup(); from django.conf import settings as s; "
+        'from django.core.files.storage import storages; d = storages["default"]; '
+        "print(json.dumps([s.EVIDENCE_MAX_BYTES, type(d).__name__, "
+        "getattr(d, 'bucket_name', None), getattr(d, 'endpoint_url', None)]))"
+    )
+    local = run_django(["-c", probe], {"EVIDENCE_MAX_MB": "7"}, tmp_path)
+    assert json.loads(local.stdout) == [7 * 1024 * 1024, "FileSystemStorage", None, None]
+    s3 = run_django(
+        ["-c", probe],
+        {"EVIDENCE_S3_BUCKET": "poc-evidence", "EVIDENCE_S3_ENDPOINT_URL": "http://127.0.0.1:9"},
+        tmp_path,
+    )
+    assert s3.returncode == 0, s3.stderr
+    assert json.loads(s3.stdout)[1:] == ["S3Storage", "poc-evidence", "http://127.0.0.1:9"]

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluations.models import Solution, TemplateSet
 from evaluations.services import DEMO_PASSWORD, demo_seed
+from poc.demo import demo_results
 
 
 class Command(BaseCommand):
@@ -20,5 +21,6 @@ class Command(BaseCommand):
         if not Solution.objects.exists() or not TemplateSet.objects.exists():
             call_command("seed_catalog", stdout=self.stdout)
         project, usernames = demo_seed()
+        demo_results(project)
         self.stdout.write(f"demo project: {project.name} (/projects/{project.slug}/)")
         self.stdout.write(f"demo logins (password {DEMO_PASSWORD}): " + ", ".join(usernames))

@@ -1,0 +1,45 @@
+"""Shared set-up for benchmarks: Django on a throwaway PostgreSQL database."""
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def django_on_throwaway_database() -> Callable[[], None]:
+    """Set Django up on a fresh test database; returns the function that drops it."""
+    import django
+    from django.db import connection
+
+    # No setup_test_environment(): its template instrumentation would be measured too.
+    django.setup()
+    if connection.vendor != "postgresql":
+        raise SystemExit("benchmarks run on PostgreSQL: set DATABASE_URL=postgres://...")
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+
+    def teardown() -> None:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+    return teardown
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def timed(fn: Callable[[], object], repeat: int) -> list[float]:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return samples

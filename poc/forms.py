@@ -1,0 +1,101 @@
+from decimal import Decimal
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from evaluations.models import OWNER_TEAMS, Dimension, Scenario
+from poc.models import Outcome, Party
+
+
+class ResultForm(forms.Form):
+    outcome = forms.ChoiceField(
+        label=_("Outcome"),
+        choices=Outcome.choices,
+        widget=forms.RadioSelect,
+        error_messages={
+            "invalid_choice": _("Choose one of: passed, failed, not covered, needs integration.")
+        },
+    )
+    failure_cause = forms.CharField(
+        label=_("Failure cause"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    integration_what = forms.CharField(
+        label=_("What must be integrated"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    integration_owner_team = forms.ChoiceField(
+        label=_("Owning team"), required=False, choices=[("", "—"), *OWNER_TEAMS]
+    )
+    integration_effort_days = forms.DecimalField(
+        label=_("Effort (person-days)"),
+        required=False,
+        min_value=Decimal("0"),
+        max_digits=7,
+        decimal_places=1,
+    )
+    note = forms.CharField(
+        label=_("Note (Markdown)"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    change_reason = forms.CharField(
+        label=_("Reason for the change"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Needed when the cell already has a different outcome."),
+    )
+
+
+class EvidenceForm(forms.Form):
+    file = forms.FileField(label=_("File"), required=False, allow_empty_file=True)
+    url = forms.URLField(
+        label=_("or a link"), required=False, max_length=2000, assume_scheme="https"
+    )
+    name = forms.CharField(label=_("Link title"), required=False, max_length=255)
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if not data.get("file") and not data.get("url") and not self.errors:
+            raise forms.ValidationError(_("Choose a file or give a link."))
+        return data
+
+
+class MatrixFilterForm(forms.Form):
+    dimension = forms.ChoiceField(
+        label=_("Dimension"),
+        required=False,
+        choices=[("", _("All dimensions")), *Dimension.choices],
+    )
+    scenario = forms.ChoiceField(
+        label=_("Scenario"), required=False, choices=[("", _("All scenarios")), *Scenario.choices]
+    )
+    outcome = forms.ChoiceField(
+        label=_("Outcome"), required=False, choices=[("", _("All outcomes")), *Outcome.choices]
+    )
+    team = forms.ChoiceField(
+        label=_("Owning team"), required=False, choices=[("", _("All teams")), *OWNER_TEAMS]
+    )
+    all_candidates = forms.BooleanField(
+        label=_("Include not-applicable candidates"), required=False
+    )
+
+
+class ResponsibilityForm(forms.Form):
+    party = forms.ChoiceField(label=_("Party"), choices=Party.choices)
+    person = forms.CharField(label=_("Named person"), max_length=200)
+    escalation = forms.CharField(label=_("Escalation"), max_length=300, required=False)
+    note = forms.CharField(
+        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+
+class BoundaryForm(forms.Form):
+    license_model = forms.CharField(
+        label=_("License model"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    support_terms = forms.CharField(
+        label=_("Support terms"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    upgrade_cadence = forms.CharField(
+        label=_("Upgrade cadence"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    exit_plan = forms.CharField(
+        label=_("Exit and migration plan"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )

@@ -1,0 +1,311 @@
+"""Reads for the results matrix, cell history, comparison and responsibilities.
+
+Every page here runs a fixed number of queries whatever the size of the project.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import NamedTuple
+
+from django.db.models import Prefetch
+from django.http import Http404
+
+from evaluations.models import (
+    AcceptanceAction,
+    Candidate,
+    Dimension,
+    Project,
+    Requirement,
+    Tier,
+)
+from poc.models import (
+    Boundary,
+    Evidence,
+    Outcome,
+    Responsibility,
+    ResponsibilityArea,
+    Result,
+    ResultCell,
+)
+
+OUTCOME_ORDER = [Outcome.PASSED, Outcome.FAILED, Outcome.NOT_COVERED, Outcome.NEEDS_INTEGRATION]
+
+
+def candidates_in_play(project: Project, *, include_all: bool = False) -> list[Candidate]:
+    queryset = Candidate.objects.filter(project=project).select_related("solution")
+    if not include_all:
+        queryset = queryset.filter(tier__in=[Tier.FIRST, Tier.ALTERNATIVE])
+    return list(queryset.order_by("position", "pk"))
+
+
+@dataclass
+class MatrixFilters:
+    dimension: str = ""
+    scenario: str = ""
+    outcome: str = ""
+    team: str = ""
+    all_candidates: bool = False
+
+
+class CellState(NamedTuple):
+    """What a matrix cell shows: read as plain tuples, since a matrix holds thousands."""
+
+    outcome: str
+    evidence_count: int
+
+
+@dataclass
+class MatrixRow:
+    action: AcceptanceAction
+    cells: list[tuple[Candidate, CellState | None]]
+
+
+@dataclass
+class MatrixRequirement:
+    requirement: Requirement
+    rows: list[MatrixRow] = field(default_factory=list)
+
+
+@dataclass
+class MatrixGroup:
+    dimension: str
+    label: str
+    requirements: list[MatrixRequirement] = field(default_factory=list)
+
+
+@dataclass
+class CandidateTotals:
+    candidate: Candidate
+    counts: dict[str, int]
+    total: int
+
+    @property
+    def covered(self) -> int:
+        return self.total - self.counts[Outcome.NOT_COVERED]
+
+    @property
+    def coverage_percent(self) -> int:
+        return round(100 * self.covered / self.total) if self.total else 0
+
+    def ordered(self) -> list[tuple[str, int]]:
+        return [(o.value, self.counts[o.value]) for o in OUTCOME_ORDER]
+
+
+@dataclass
+class Matrix:
+    candidates: list[Candidate]
+    groups: list[MatrixGroup]
+    totals: list[CandidateTotals]
+    row_count: int
+
+
+def matrix_for_project(project: Project, filters: MatrixFilters | None = None) -> Matrix:
+    """Candidates as columns, actions as rows grouped by dimension and requirement; each cell the
+    latest result (None reads "not covered"). Totals cover every action, whatever the filters."""
+    filters = filters or MatrixFilters()
+    candidates = candidates_in_play(project, include_all=filters.all_candidates)
+    requirements = list(
+        Requirement.objects.filter(project=project)
+        .prefetch_related(
+            Prefetch(
+                "actions",
+                queryset=AcceptanceAction.objects.order_by("position", "pk"),
+                to_attr="ordered_actions",
+            )
+        )
+        .order_by("position", "pk")
+    )
+    cells: dict[tuple[int, int], CellState] = {
+        (candidate_id, action_id): CellState(outcome, evidence_count)
+        for candidate_id, action_id, outcome, evidence_count in ResultCell.objects.filter(
+            project=project
+        ).values_list("candidate_id", "action_id", "outcome", "evidence_count")
+    }
+    candidate_ids = [c.pk for c in candidates]
+    counts = {pk: dict.fromkeys(Outcome.values, 0) for pk in candidate_ids}
+    groups = {value: MatrixGroup(value, str(label)) for value, label in Dimension.choices}
+    action_total = row_count = 0
+    for requirement in requirements:
+        matrix_requirement = MatrixRequirement(requirement)
+        for action in requirement.ordered_actions:
+            action_total += 1
+            row_cells = [cells.get((pk, action.pk)) for pk in candidate_ids]
+            for pk, cell in zip(candidate_ids, row_cells, strict=True):
+                counts[pk][cell.outcome if cell else Outcome.NOT_COVERED] += 1
+            if not _row_matches(requirement, action, row_cells, filters):
+                continue
+            matrix_requirement.rows.append(
+                MatrixRow(action, list(zip(candidates, row_cells, strict=True)))
+            )
+            row_count += 1
+        if matrix_requirement.rows:
+            groups[requirement.dimension].requirements.append(matrix_requirement)
+    totals = [CandidateTotals(c, counts[c.pk], action_total) for c in candidates]
+    return Matrix(
+        candidates=candidates,
+        groups=[g for g in groups.values() if g.requirements],
+        totals=totals,
+        row_count=row_count,
+    )
+
+
+def _row_matches(
+    requirement: Requirement,
+    action: AcceptanceAction,
+    cells: list[CellState | None],
+    filters: MatrixFilters,
+) -> bool:
+    if filters.dimension and requirement.dimension != filters.dimension:
+        return False
+    if filters.team and requirement.owner_team != filters.team:
+        return False
+    if filters.scenario and action.scenario != filters.scenario:
+        return False
+    if filters.outcome:
+        outcomes = {cell.outcome if cell else Outcome.NOT_COVERED for cell in cells}
+        return filters.outcome in outcomes
+    return True
+
+
+@dataclass
+class CellDetail:
+    candidate: Candidate
+    action: AcceptanceAction
+    history: list[Result]
+
+    @property
+    def latest(self) -> Result | None:
+        return self.history[0] if self.history else None
+
+
+def cell_detail(project: Project, candidate_slug: str, action_id: int) -> CellDetail:
+    candidate = (
+        Candidate.objects.filter(project=project, slug=candidate_slug)
+        .select_related("solution")
+        .first()
+    )
+    action = (
+        AcceptanceAction.objects.filter(project=project, pk=action_id)
+        .select_related("requirement")
+        .first()
+    )
+    if candidate is None or action is None:
+        raise Http404
+    history = list(
+        Result.objects.filter(candidate=candidate, action=action)
+        .select_related("recorded_by")
+        .prefetch_related(
+            Prefetch("evidence", queryset=Evidence.objects.select_related("uploaded_by"))
+        )
+        .order_by("-recorded_at", "-pk")
+    )
+    return CellDetail(candidate, action, history)
+
+
+def responsibility_for(candidate: Candidate, area: str) -> Responsibility | None:
+    return Responsibility.objects.filter(candidate=candidate, area=area).first()
+
+
+def evidence_for_project(project: Project, evidence_id: int) -> Evidence:
+    evidence = Evidence.objects.filter(project=project, pk=evidence_id).first()
+    if evidence is None:
+        raise Http404
+    return evidence
+
+
+def result_for_project(project: Project, result_id: int) -> Result:
+    result = (
+        Result.objects.filter(project=project, pk=result_id)
+        .select_related("candidate", "action", "project")
+        .first()
+    )
+    if result is None:
+        raise Http404
+    return result
+
+
+# --- comparison --------------------------------------------------------------------------
+
+
+@dataclass
+class CandidateSummary:
+    candidate: Candidate
+    counts: dict[str, int]
+    passed: list[ResultCell] = field(default_factory=list)
+    failed: list[ResultCell] = field(default_factory=list)
+    needs_integration: list[ResultCell] = field(default_factory=list)
+    not_covered: list[AcceptanceAction] = field(default_factory=list)
+    responsibilities: dict[str, Responsibility] = field(default_factory=dict)
+    boundary: Boundary | None = None
+
+    @property
+    def integration_effort(self) -> Decimal:
+        return sum(
+            (c.result.integration_effort_days or Decimal(0) for c in self.needs_integration),
+            Decimal(0),
+        )
+
+    @property
+    def responsibility_gaps(self) -> list[tuple[str, str]]:
+        return [
+            (value, str(label))
+            for value, label in ResponsibilityArea.choices
+            if value not in self.responsibilities
+        ]
+
+    def ordered(self) -> list[tuple[str, int]]:
+        return [(o.value, self.counts[o.value]) for o in OUTCOME_ORDER]
+
+
+def comparison_for_project(
+    project: Project, *, include_all: bool = False
+) -> list[CandidateSummary]:
+    candidates = candidates_in_play(project, include_all=include_all)
+    actions = list(
+        AcceptanceAction.objects.filter(project=project)
+        .select_related("requirement")
+        .order_by("requirement__position", "requirement__pk", "position", "pk")
+    )
+    cells = list(
+        ResultCell.objects.filter(project=project, candidate__in=candidates).only(
+            "candidate_id", "action_id", "outcome", "result_id"
+        )
+    )
+    # Only failures and integration needs show their result's details: load just those.
+    detailed = {Outcome.FAILED, Outcome.NEEDS_INTEGRATION}
+    results = Result.objects.in_bulk([c.result_id for c in cells if c.outcome in detailed])
+    by_candidate: dict[int, dict[int, ResultCell]] = defaultdict(dict)
+    for loaded in cells:
+        if loaded.result_id in results:
+            loaded.result = results[loaded.result_id]
+        by_candidate[loaded.candidate_id][loaded.action_id] = loaded
+    responsibilities: dict[int, dict[str, Responsibility]] = defaultdict(dict)
+    for row in Responsibility.objects.filter(candidate__in=candidates):
+        responsibilities[row.candidate_id][row.area] = row
+    boundaries = {b.candidate_id: b for b in Boundary.objects.filter(candidate__in=candidates)}
+    summaries = []
+    for candidate in candidates:
+        summary = CandidateSummary(
+            candidate=candidate,
+            counts=dict.fromkeys(Outcome.values, 0),
+            responsibilities=responsibilities[candidate.pk],
+            boundary=boundaries.get(candidate.pk),
+        )
+        candidate_cells = by_candidate[candidate.pk]
+        for action in actions:
+            cell: ResultCell | None = candidate_cells.get(action.pk)
+            if cell is not None:
+                cell.action = action  # already loaded: no query per cell
+            outcome = cell.outcome if cell else Outcome.NOT_COVERED
+            summary.counts[outcome] += 1
+            if cell is None or outcome == Outcome.NOT_COVERED:
+                summary.not_covered.append(action)
+            elif outcome == Outcome.PASSED:
+                summary.passed.append(cell)
+            elif outcome == Outcome.FAILED:
+                summary.failed.append(cell)
+            else:
+                summary.needs_integration.append(cell)
+        summaries.append(summary)
+    return summaries

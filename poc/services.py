@@ -1,0 +1,347 @@
+"""Every write to PoC results, evidence, responsibilities and boundaries."""
+
+import hashlib
+import mimetypes
+import re
+import unicodedata
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.core.files.base import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import F
+from django.utils.translation import gettext as _
+
+from evaluations.models import AcceptanceAction, Candidate
+from evaluations.services import event_record
+from poc.models import (
+    Boundary,
+    Evidence,
+    EvidenceKind,
+    Outcome,
+    Responsibility,
+    Result,
+    ResultCell,
+    Source,
+)
+
+# --- results -----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def result_record(
+    *,
+    candidate: Candidate,
+    action: AcceptanceAction,
+    outcome: str,
+    actor: User | None,
+    note: str = "",
+    failure_cause: str = "",
+    integration_what: str = "",
+    integration_owner_team: str = "",
+    integration_effort_days: Decimal | None = None,
+    change_reason: str = "",
+    source: str = Source.MANUAL,
+    run_reference: str = "",
+) -> Result:
+    """Record an outcome for one cell. Nothing is overwritten: a new row is added and the cell
+    points at it. Changing a cell's outcome by hand needs a reason, kept in the history."""
+    if candidate.project_id != action.project_id:
+        raise ValidationError({"action": _("The action belongs to another project.")})
+    if outcome not in Outcome.values:
+        raise ValidationError(
+            {
+                "outcome": _("The outcome must be one of: %(values)s.")
+                % {"values": ", ".join(Outcome.values)}
+            }
+        )
+    cell = (
+        ResultCell.objects.select_for_update()
+        .select_related("result")
+        .filter(candidate=candidate, action=action)
+        .first()
+    )
+    previous = cell.result if cell else None
+    if (
+        source == Source.MANUAL
+        and previous is not None
+        and previous.outcome != outcome
+        and not change_reason.strip()
+    ):
+        raise ValidationError(
+            {
+                "change_reason": _("This cell already reads “%(outcome)s”: say why it changes.")
+                % {"outcome": previous.get_outcome_display()}
+            }
+        )
+    result = Result(
+        project_id=candidate.project_id,
+        candidate=candidate,
+        action=action,
+        outcome=outcome,
+        failure_cause=failure_cause.strip() if outcome == Outcome.FAILED else "",
+        integration_what=integration_what.strip() if outcome == Outcome.NEEDS_INTEGRATION else "",
+        integration_owner_team=(
+            integration_owner_team if outcome == Outcome.NEEDS_INTEGRATION else ""
+        ),
+        integration_effort_days=(
+            integration_effort_days if outcome == Outcome.NEEDS_INTEGRATION else None
+        ),
+        note=note.strip(),
+        change_reason=change_reason.strip(),
+        source=source,
+        run_reference=run_reference.strip()[:300],
+        previous=previous,
+        recorded_by=actor if actor is not None and actor.is_authenticated else None,
+    )
+    result.full_clean()
+    result.save()
+    if cell is None:
+        ResultCell.objects.create(
+            project_id=candidate.project_id,
+            candidate=candidate,
+            action=action,
+            result=result,
+            outcome=outcome,
+        )
+    else:
+        ResultCell.objects.filter(pk=cell.pk).update(
+            result=result, outcome=outcome, result_count=F("result_count") + 1
+        )
+    event_record(
+        project=candidate.project,
+        actor=actor,
+        verb="result.recorded",
+        subject=f"{candidate.slug} × {action.key}",
+        before={"outcome": previous.outcome} if previous else None,
+        after={
+            "outcome": outcome,
+            **({"reason": result.change_reason} if result.change_reason else {}),
+        },
+    )
+    return result
+
+
+# --- evidence ----------------------------------------------------------------------------
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
+SIGNATURES = (
+    (b"%PDF-", "application/pdf"),
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+)
+
+
+def sanitize_filename(name: str) -> str:
+    """The last path part, without control characters, at most 200 characters."""
+    name = unicodedata.normalize("NFC", name or "")
+    name = re.split(r"[\\/]", name)[-1]
+    name = CONTROL_CHARACTERS.sub("", name).strip().lstrip(".")
+    return name[:200] or "evidence"
+
+
+def detect_content_type(head: bytes, name: str) -> str:
+    for signature, content_type in SIGNATURES:
+        if head.startswith(signature):
+            return content_type
+    lowered = head.lstrip()[:100].lower()
+    if lowered.startswith((b"<!doctype html", b"<html")) or b"<script" in lowered:
+        return "text/html"
+    if lowered.startswith(b"<svg") or (lowered.startswith(b"<?xml") and b"<svg" in head.lower()):
+        return "image/svg+xml"
+    try:
+        head.decode("utf-8")
+        is_text = b"\x00" not in head
+    except UnicodeDecodeError:
+        # A multi-byte character cut at the end of the sample still counts as text.
+        is_text = b"\x00" not in head and len(head) >= 4096
+    if is_text:
+        guessed = mimetypes.guess_type(name)[0]
+        if guessed and (
+            guessed.startswith("text/")
+            or guessed in ("application/json", "application/yaml", "application/xml")
+        ):
+            return guessed
+        return "text/plain"
+    return "application/octet-stream"
+
+
+def _bump_evidence_count(result: Result) -> None:
+    ResultCell.objects.filter(result=result).update(evidence_count=F("evidence_count") + 1)
+
+
+def evidence_attach_file(*, result: Result, upload: File, actor: User | None) -> Evidence:
+    """Store a file against a result. Over the size limit or empty: an error, nothing stored."""
+    limit = settings.EVIDENCE_MAX_BYTES
+    size = upload.size or 0
+    if size == 0:
+        raise ValidationError({"file": _("The file is empty.")})
+    if size > limit:
+        raise ValidationError(
+            {
+                "file": _("The file is %(size)s MB; the limit is %(limit)s MB.")
+                % {"size": round(size / 1_048_576, 1), "limit": round(limit / 1_048_576, 1)}
+            }
+        )
+    digest = hashlib.sha256()
+    head = b""
+    for chunk in upload.chunks():
+        if len(head) < 4096:
+            head += chunk[: 4096 - len(head)]
+        digest.update(chunk)
+    upload.seek(0)
+    name = sanitize_filename(getattr(upload, "name", "") or "")
+    evidence = Evidence(
+        project_id=result.project_id,
+        result=result,
+        kind=EvidenceKind.FILE,
+        name=name,
+        sha256=digest.hexdigest(),
+        size=size,
+        content_type=detect_content_type(head, name),
+        uploaded_by=actor if actor is not None and actor.is_authenticated else None,
+    )
+    stored_name = evidence_storage_name(evidence)
+    created_file = False
+    if not default_storage.exists(stored_name):
+        stored_name = default_storage.save(stored_name, upload)
+        created_file = True
+    evidence.file.name = stored_name
+    try:
+        with transaction.atomic():
+            evidence.full_clean()
+            evidence.save()
+            _bump_evidence_count(result)
+            event_record(
+                project=result.project,
+                actor=actor,
+                verb="evidence.attached",
+                subject=f"{name} ({evidence.sha256[:12]})",
+                after={"result": result.pk, "size": size, "content_type": evidence.content_type},
+            )
+    except Exception:
+        if created_file:  # leave no orphan file behind a failed write
+            default_storage.delete(stored_name)
+        raise
+    return evidence
+
+
+def evidence_storage_name(evidence: Evidence) -> str:
+    from poc.models import evidence_upload_to
+
+    return evidence_upload_to(evidence, evidence.name)
+
+
+@transaction.atomic
+def evidence_attach_link(*, result: Result, url: str, name: str, actor: User | None) -> Evidence:
+    evidence = Evidence(
+        project_id=result.project_id,
+        result=result,
+        kind=EvidenceKind.LINK,
+        url=url.strip(),
+        name=sanitize_filename(name) if name.strip() else url.strip()[:255],
+        uploaded_by=actor if actor is not None and actor.is_authenticated else None,
+    )
+    evidence.full_clean()
+    if not evidence.url.lower().startswith(("http://", "https://")):
+        raise ValidationError({"url": _("Links must start with http:// or https://.")})
+    evidence.save()
+    _bump_evidence_count(result)
+    event_record(
+        project=result.project,
+        actor=actor,
+        verb="evidence.linked",
+        subject=evidence.name,
+        after={"result": result.pk, "url": evidence.url},
+    )
+    return evidence
+
+
+# --- responsibilities and boundaries -----------------------------------------------------
+
+RESPONSIBILITY_FIELDS = ("party", "person", "escalation", "note")
+
+
+@transaction.atomic
+def responsibility_set(
+    *,
+    candidate: Candidate,
+    area: str,
+    party: str,
+    person: str,
+    actor: User | None,
+    escalation: str = "",
+    note: str = "",
+) -> Responsibility:
+    """Assign one area of long-term responsibility for a candidate to a party and a person."""
+    row = Responsibility.objects.select_for_update().filter(candidate=candidate, area=area).first()
+    before = {f: getattr(row, f) for f in RESPONSIBILITY_FIELDS} if row else None
+    if row is None:
+        row = Responsibility(project_id=candidate.project_id, candidate=candidate, area=area)
+    row.party, row.person = party, person.strip()
+    row.escalation, row.note = escalation.strip(), note.strip()
+    row.full_clean()
+    after = {f: getattr(row, f) for f in RESPONSIBILITY_FIELDS}
+    if before == after:
+        return row
+    row.save()
+    event_record(
+        project=candidate.project,
+        actor=actor,
+        verb="responsibility.set",
+        subject=f"{candidate.slug} · {row.get_area_display()}",
+        before=before,
+        after=after,
+    )
+    return row
+
+
+@transaction.atomic
+def responsibility_clear(*, candidate: Candidate, area: str, actor: User | None) -> None:
+    row = Responsibility.objects.filter(candidate=candidate, area=area).first()
+    if row is None:
+        return
+    event_record(
+        project=candidate.project,
+        actor=actor,
+        verb="responsibility.cleared",
+        subject=f"{candidate.slug} · {row.get_area_display()}",
+        before={f: getattr(row, f) for f in RESPONSIBILITY_FIELDS},
+    )
+    row.delete()
+
+
+BOUNDARY_FIELDS = ("license_model", "support_terms", "upgrade_cadence", "exit_plan")
+
+
+@transaction.atomic
+def boundary_update(*, candidate: Candidate, actor: User | None, **fields: Any) -> Boundary:
+    unknown = set(fields) - set(BOUNDARY_FIELDS)
+    if unknown:
+        raise ValueError(f"boundary_update cannot change {sorted(unknown)}")
+    boundary, _created = Boundary.objects.select_for_update().get_or_create(candidate=candidate)
+    before = {f: getattr(boundary, f) for f in BOUNDARY_FIELDS}
+    for name, value in fields.items():
+        setattr(boundary, name, value.strip())
+    boundary.full_clean()
+    after = {f: getattr(boundary, f) for f in BOUNDARY_FIELDS}
+    changed = [k for k in after if after[k] != before[k]]
+    if changed:
+        boundary.save()
+        event_record(
+            project=candidate.project,
+            actor=actor,
+            verb="boundary.updated",
+            subject=candidate.slug,
+            before={k: before[k] for k in changed},
+            after={k: after[k] for k in changed},
+        )
+    return boundary

@@ -1,0 +1,96 @@
+"""Rendering helpers for the results matrix, where thousands of cells must render fast."""
+
+from typing import Any
+
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
+
+from evaluations.models import Scenario
+from poc.models import Outcome
+from workbench.markdown import render_markdown
+
+register = template.Library()
+
+ICONS = {
+    "passed": "✓",
+    "failed": "✗",
+    "not_covered": "○",
+    "needs_integration": "⚙",
+}
+
+
+def outcome_label(outcome: str) -> str:
+    return str(Outcome(outcome).label)
+
+
+_LABELS: dict[str, dict[str, str]] = {}
+_SCENARIO_LABELS: dict[str, dict[str, str]] = {}
+
+
+def _scenario_labels() -> dict[str, str]:
+    language = get_language() or ""
+    labels = _SCENARIO_LABELS.get(language)
+    if labels is None:
+        labels = {value: escape(str(label)) for value, label in Scenario.choices}
+        _SCENARIO_LABELS[language] = labels
+    return labels
+
+
+def _labels() -> dict[str, str]:
+    """Escaped outcome words in the active language, computed once per language: a large
+    matrix has thousands of cells, and a translation lookup per cell adds up."""
+    language = get_language() or ""
+    labels = _LABELS.get(language)
+    if labels is None:
+        labels = {o.value: escape(str(o.label)) for o in Outcome}
+        _LABELS[language] = labels
+    return labels
+
+
+@register.simple_tag
+def outcome_badge(outcome: str) -> SafeString:
+    """Colour, icon and word together, never colour alone."""
+    return mark_safe(  # noqa: S308 - built from fixed icons and an escaped label
+        f'<span class="outcome o-{outcome}"><span aria-hidden="true">{ICONS[outcome]}'
+        f"</span> {escape(outcome_label(outcome))}</span>"
+    )
+
+
+@register.simple_tag(takes_context=True)
+def matrix_row(context: Any, row: Any) -> SafeString:
+    """One matrix row: the action's header cell, then each candidate's cell as a focusable
+    link that opens the cell panel.
+
+    Built in one Python call per row rather than template tags per cell: the largest
+    matrices have thousands of cells.
+    """
+    labels = _labels()
+    base = context["cell_base"]
+    action = row.action
+    key = escape(action.key)
+    question = action.question if len(action.question) <= 110 else action.question[:109] + "…"
+    parts = [
+        f'<th scope="row" class="action-col"><code>{key}</code> '
+        f'<span class="muted small">{_scenario_labels()[action.scenario]}</span>'
+        f'<div class="q">{escape(question)}</div></th>'
+    ]
+    for candidate, state in row.cells:
+        outcome = state.outcome if state is not None else Outcome.NOT_COVERED
+        url = f"{base}{candidate.slug}/{action.pk}/"
+        extra = ""
+        if state is not None and state.evidence_count:
+            extra = f'<span class="ev" title="evidence">📎{state.evidence_count}</span>'
+        parts.append(
+            f'<td id="cell-{candidate.slug}-{action.pk}" class="cell o-{outcome}">'
+            f'<a href="{url}" hx-get="{url}" hx-target="#cell-panel" hx-swap="innerHTML" '
+            f'data-cell aria-label="{candidate.slug} · {key}: {labels[outcome]}">'
+            f'<span aria-hidden="true">{ICONS[outcome]}</span> {labels[outcome]}{extra}</a></td>'
+        )
+    return mark_safe("".join(parts))  # noqa: S308 - slugs, ids and escaped text only
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    return render_markdown(text)

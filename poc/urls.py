@@ -1,0 +1,31 @@
+from django.urls import path
+
+from poc import views
+
+app_name = "poc"
+
+urlpatterns = [
+    path("<slug:slug>/matrix/", views.matrix, name="matrix"),
+    path(
+        "<slug:slug>/matrix/cell/<slug:candidate_slug>/<int:action_id>/",
+        views.cell,
+        name="cell",
+    ),
+    path("<slug:slug>/results/<int:result_id>/evidence/", views.evidence_add, name="evidence_add"),
+    path(
+        "<slug:slug>/evidence/<int:evidence_id>/download/",
+        views.evidence_download,
+        name="evidence_download",
+    ),
+    path("<slug:slug>/comparison/", views.comparison, name="comparison"),
+    path(
+        "<slug:slug>/comparison/<slug:candidate_slug>/responsibility/<slug:area>/",
+        views.responsibility_edit,
+        name="responsibility_edit",
+    ),
+    path(
+        "<slug:slug>/comparison/<slug:candidate_slug>/boundaries/",
+        views.boundary_edit,
+        name="boundary_edit",
+    ),
+]

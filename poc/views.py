@@ -1,0 +1,287 @@
+"""Browser pages of the PoC: the results matrix, cell panels, evidence, comparison, duties."""
+
+import mimetypes
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from evaluations import selectors as evaluation_selectors
+from evaluations.models import Candidate
+from poc import selectors, services
+from poc.forms import (
+    BoundaryForm,
+    EvidenceForm,
+    MatrixFilterForm,
+    ResponsibilityForm,
+    ResultForm,
+)
+from poc.models import ResponsibilityArea
+from workbench.forms import form_add_service_error
+from workbench.typing import AuthedHttpRequest
+
+MATRIX_TEMPLATE = "poc/matrix.html"
+# Never let a browser render uploaded content as a page of ours.
+UNSAFE_INLINE_TYPES = {
+    "text/html",
+    "image/svg+xml",
+    "application/xhtml+xml",
+    "text/xml",
+    "application/xml",
+    "text/javascript",
+    "application/javascript",
+}
+
+
+def _matrix_filters(request: AuthedHttpRequest) -> tuple[MatrixFilterForm, selectors.MatrixFilters]:
+    form = MatrixFilterForm(request.GET or None)
+    if form.is_valid():
+        return form, selectors.MatrixFilters(**form.cleaned_data)
+    return form, selectors.MatrixFilters()
+
+
+@login_required
+def matrix(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    filter_form, filters = _matrix_filters(request)
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "matrix",
+        "matrix": selectors.matrix_for_project(access.project, filters),
+        "filter_form": filter_form,
+        "cell_base": reverse("poc:matrix", kwargs={"slug": slug}) + "cell/",
+    }
+    if request.htmx and not request.htmx.boosted:
+        return render(request, f"{MATRIX_TEMPLATE}#matrix", context)
+    return render(request, MATRIX_TEMPLATE, context)
+
+
+def _cell_context(
+    access: evaluation_selectors.ProjectAccess, detail: selectors.CellDetail, **extra: object
+) -> dict[str, object]:
+    return {
+        "access": access,
+        "project": access.project,
+        "detail": detail,
+        "result_form": extra.pop("result_form", None) or ResultForm(),
+        "evidence_form": extra.pop("evidence_form", None) or EvidenceForm(),
+        "cell_base": reverse("poc:matrix", kwargs={"slug": access.project.slug}) + "cell/",
+        **extra,
+    }
+
+
+def _cell_response(
+    request: AuthedHttpRequest,
+    context: dict[str, object],
+    *,
+    status: int = 200,
+    changed: bool = False,
+) -> HttpResponse:
+    if request.htmx:
+        response = render(
+            request, "poc/cell_panel.html", {**context, "oob": changed}, status=status
+        )
+        if changed:
+            response["HX-Trigger"] = "cellChanged"
+        return response
+    if changed:
+        detail = context["detail"]
+        assert isinstance(detail, selectors.CellDetail)
+        return redirect(
+            "poc:cell",
+            slug=detail.candidate.project.slug,
+            candidate_slug=detail.candidate.slug,
+            action_id=detail.action.pk,
+        )
+    return render(request, "poc/cell_page.html", {**context, "tab": "matrix"}, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cell(
+    request: AuthedHttpRequest, slug: str, candidate_slug: str, action_id: int
+) -> HttpResponse:
+    """GET: the panel to record a result, attach evidence and read the history. POST: record."""
+    access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
+    detail = selectors.cell_detail(access.project, candidate_slug, action_id)
+    if request.method == "GET":
+        return _cell_response(request, _cell_context(access, detail))
+    form = ResultForm(request.POST)
+    if form.is_valid():
+        try:
+            services.result_record(
+                candidate=detail.candidate,
+                action=detail.action,
+                actor=request.user,
+                **form.cleaned_data,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            detail = selectors.cell_detail(access.project, candidate_slug, action_id)
+            return _cell_response(request, _cell_context(access, detail, saved=True), changed=True)
+    return _cell_response(request, _cell_context(access, detail, result_form=form), status=422)
+
+
+@login_required
+@require_POST
+def evidence_add(request: AuthedHttpRequest, slug: str, result_id: int) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug, write=True)
+    result = selectors.result_for_project(access.project, result_id)
+    form = EvidenceForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            if form.cleaned_data.get("file"):
+                services.evidence_attach_file(
+                    result=result, upload=form.cleaned_data["file"], actor=request.user
+                )
+            else:
+                services.evidence_attach_link(
+                    result=result,
+                    url=form.cleaned_data["url"],
+                    name=form.cleaned_data["name"],
+                    actor=request.user,
+                )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            detail = selectors.cell_detail(access.project, result.candidate.slug, result.action_id)
+            return _cell_response(request, _cell_context(access, detail), changed=True)
+    detail = selectors.cell_detail(access.project, result.candidate.slug, result.action_id)
+    return _cell_response(request, _cell_context(access, detail, evidence_form=form), status=422)
+
+
+@login_required
+def evidence_download(
+    request: AuthedHttpRequest, slug: str, evidence_id: int
+) -> HttpResponse | FileResponse:
+    """Evidence files go to project members only, always as a download."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    evidence = selectors.evidence_for_project(access.project, evidence_id)
+    if evidence.kind == "link":
+        return HttpResponseRedirect(evidence.url)
+    try:
+        handle = evidence.file.open("rb")
+    except (FileNotFoundError, OSError):
+        raise Http404 from None
+    content_type = evidence.content_type or mimetypes.guess_type(evidence.name)[0] or ""
+    if content_type in UNSAFE_INLINE_TYPES or not content_type:
+        content_type = "application/octet-stream"
+    response = FileResponse(
+        handle, as_attachment=True, filename=evidence.name, content_type=content_type
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    return response
+
+
+@login_required
+def comparison(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    include_all = request.GET.get("all") == "1"
+    return render(
+        request,
+        "poc/comparison.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "comparison",
+            "summaries": selectors.comparison_for_project(access.project, include_all=include_all),
+            "include_all": include_all,
+        },
+    )
+
+
+def _comparison_anchor(slug: str, candidate: Candidate) -> str:
+    return reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
+
+
+def _candidate(access: evaluation_selectors.ProjectAccess, candidate_slug: str) -> Candidate:
+    return evaluation_selectors.candidate_for_project(access.project, candidate_slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def responsibility_edit(
+    request: AuthedHttpRequest, slug: str, candidate_slug: str, area: str
+) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
+    candidate = _candidate(access, candidate_slug)
+    if area not in ResponsibilityArea.values:
+        raise Http404
+    current = selectors.responsibility_for(candidate, area)
+    initial = (
+        {
+            "party": current.party,
+            "person": current.person,
+            "escalation": current.escalation,
+            "note": current.note,
+        }
+        if current
+        else {}
+    )
+    form = ResponsibilityForm(request.POST or None, initial=initial)
+    if request.method == "POST":
+        if request.POST.get("clear") == "1":
+            services.responsibility_clear(candidate=candidate, area=area, actor=request.user)
+            return redirect(
+                reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
+            )
+        if form.is_valid():
+            try:
+                services.responsibility_set(
+                    candidate=candidate, area=area, actor=request.user, **form.cleaned_data
+                )
+            except ValidationError as exc:
+                form_add_service_error(form, exc)
+            else:
+                messages.success(request, _("Responsibility saved."))
+                return redirect(
+                    reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
+                )
+    return render(
+        request,
+        "poc/responsibility_edit.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "comparison",
+            "candidate": candidate,
+            "area_label": ResponsibilityArea(area).label,
+            "form": form,
+            "current": current,
+        },
+        status=422 if form.errors else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def boundary_edit(request: AuthedHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
+    candidate = _candidate(access, candidate_slug)
+    boundary = getattr(candidate, "boundary", None)
+    initial = {f: getattr(boundary, f) for f in services.BOUNDARY_FIELDS} if boundary else {}
+    form = BoundaryForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        services.boundary_update(candidate=candidate, actor=request.user, **form.cleaned_data)
+        messages.success(request, _("Boundaries saved."))
+        return redirect(_comparison_anchor(slug, candidate))
+    return render(
+        request,
+        "poc/boundary_edit.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "comparison",
+            "candidate": candidate,
+            "form": form,
+        },
+        status=422 if form.errors else 200,
+    )

@@ -1,0 +1,28 @@
+// Keyboard navigation in the results matrix: arrow keys move between cells, Enter opens one.
+(function () {
+  "use strict";
+  function cells() { return Array.from(document.querySelectorAll("#matrix a[data-cell]")); }
+  document.addEventListener("keydown", function (event) {
+    var link = event.target.closest && event.target.closest("#matrix a[data-cell]");
+    if (!link) { return; }
+    var td = link.parentElement, tr = td.parentElement;
+    var col = Array.prototype.indexOf.call(tr.children, td);
+    var target = null;
+    if (event.key === "ArrowRight") { target = td.nextElementSibling; }
+    else if (event.key === "ArrowLeft") { target = td.previousElementSibling; }
+    else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      var all = cells(), rows = [];
+      all.forEach(function (a) { var r = a.parentElement.parentElement; if (rows.indexOf(r) < 0) { rows.push(r); } });
+      var i = rows.indexOf(tr) + (event.key === "ArrowDown" ? 1 : -1);
+      if (i >= 0 && i < rows.length) { target = rows[i].children[col]; }
+    } else { return; }
+    var next = target && target.querySelector("a[data-cell]");
+    if (next) { event.preventDefault(); next.focus(); }
+  });
+  document.body.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "cell-panel") {
+      var heading = document.getElementById("panel-h");
+      if (heading) { heading.setAttribute("tabindex", "-1"); heading.focus({ preventScroll: true }); }
+    }
+  });
+})();

@@ -1,0 +1,41 @@
+"""The results matrix in a real Chromium: keyboard navigation and recording from the panel."""
+
+import pytest
+from playwright.sync_api import expect
+
+from poc.models import Result
+from tests.factories import make_actions
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def actions(personas):
+    _, created = make_actions(
+        personas["alpha"], [("first-action", "real_task"), ("second-action", "real_task")]
+    )
+    return created
+
+
+def test_record_a_failure_from_the_panel(logged_in_page, live_server, actions) -> None:
+    page = logged_in_page
+    page.goto(f"{live_server.url}/projects/alpha/matrix/")
+    page.evaluate("window.__same_document = true")
+    first = page.locator(f"#cell-volcano-{actions[0].pk} a")
+    first.focus()
+    page.keyboard.press("ArrowDown")
+    second = page.locator(f"#cell-volcano-{actions[1].pk} a")
+    expect(second).to_be_focused()
+    page.keyboard.press("Enter")
+    panel = page.locator("#cell-panel")
+    expect(panel).to_contain_text("second-action")
+    panel.get_by_label("Failed").check()
+    panel.get_by_role("button", name="Record result").click()
+    expect(panel.locator("[role=alert]")).to_contain_text("failure cause")
+    panel.locator("#id_failure_cause").fill("Job hung on the second node")
+    panel.get_by_role("button", name="Record result").click()
+    expect(panel).to_contain_text("Result recorded.")
+    expect(page.locator(f"#cell-volcano-{actions[1].pk}")).to_contain_text("Failed")
+    assert page.evaluate("window.__same_document === true")
+    result = Result.objects.get()
+    assert (result.outcome, result.failure_cause) == ("failed", "Job hung on the second node")

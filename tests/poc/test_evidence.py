@@ -1,0 +1,140 @@
+"""Evidence files and links: hashes, limits, sanitised names, members-only downloads."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from poc import services
+from poc.models import Evidence, ResultCell
+from poc.services import detect_content_type, sanitize_filename
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def result(suite):
+    return services.result_record(
+        candidate=suite["volcano"], action=suite["actions"][0], outcome="passed", actor=suite["bob"]
+    )
+
+
+def _upload(client, result, name, content, **extra):
+    return client.post(
+        reverse("poc:evidence_add", kwargs={"slug": "alpha", "result_id": result.pk}),
+        {"file": SimpleUploadedFile(name, content), **extra},
+        headers={"HX-Request": "true"},
+    )
+
+
+def _stored_files() -> list[str]:
+    root = Path(settings.MEDIA_ROOT)
+    return [str(p) for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def test_upload_stores_hash_size_type_and_counts(suite, result, login) -> None:
+    content = b"%PDF-1.7 fake report"
+    response = _upload(login(suite["bob"]), result, "report.pdf", content)
+    assert response.status_code == 200
+    evidence = Evidence.objects.get()
+    assert evidence.sha256 == hashlib.sha256(content).hexdigest()
+    assert (evidence.size, evidence.content_type, evidence.name) == (
+        len(content),
+        "application/pdf",
+        "report.pdf",
+    )
+    assert evidence.file.name.endswith(evidence.sha256)
+    assert ResultCell.objects.get(result=result).evidence_count == 1
+
+
+def test_oversized_upload_is_refused_and_nothing_is_stored(suite, result, login, settings) -> None:
+    settings.EVIDENCE_MAX_BYTES = 1024
+    response = _upload(login(suite["bob"]), result, "big.log", b"x" * 2048)
+    assert response.status_code == 422
+    assert "the limit is" in response.content.decode()
+    assert not Evidence.objects.exists()
+    assert _stored_files() == []
+
+
+def test_empty_upload_is_refused(suite, result, login) -> None:
+    response = _upload(login(suite["bob"]), result, "empty.log", b"")
+    assert response.status_code == 422
+    assert "empty" in response.content.decode()
+    assert not Evidence.objects.exists()
+
+
+def test_failed_write_leaves_no_orphan_file(suite, result, monkeypatch) -> None:
+    def broken(**kwargs):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(services, "event_record", broken)
+    with pytest.raises(RuntimeError):
+        services.evidence_attach_file(
+            result=result, upload=SimpleUploadedFile("a.log", b"abc"), actor=None
+        )
+    assert not Evidence.objects.exists()
+    assert _stored_files() == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("../../etc/passwd", "passwd"),
+        ("C:\\Users\\me\\run.log", "run.log"),
+        ("bad\x00na\x1bme\n.txt", "badname.txt"),
+        ("...hidden", "hidden"),
+        ("", "evidence"),
+        ("训练日志.log", "训练日志.log"),
+    ],
+)
+def test_filenames_are_sanitised(raw, clean) -> None:
+    assert sanitize_filename(raw) == clean
+
+
+def test_content_detection() -> None:
+    assert detect_content_type(b"\x89PNG\r\n\x1a\nxxxx", "a.bin") == "image/png"
+    assert detect_content_type(b"<!DOCTYPE html><script>", "a.txt") == "text/html"
+    assert detect_content_type(b'{"a": 1}', "a.json") == "application/json"
+    assert detect_content_type(b"plain words", "noext") == "text/plain"
+    assert detect_content_type(b"\x00\x01\x02\xff", "x") == "application/octet-stream"
+
+
+def test_download_is_members_only_and_always_an_attachment(suite, result, login, client) -> None:
+    _upload(login(suite["bob"]), result, "page.html", b"<html><script>alert(1)</script></html>")
+    evidence = Evidence.objects.get()
+    url = reverse("poc:evidence_download", kwargs={"slug": "alpha", "evidence_id": evidence.pk})
+    response = login(suite["dave"]).get(url)  # an observer is a member
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert response["Content-Type"] == "application/octet-stream"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert b"".join(response.streaming_content).startswith(b"<html>")
+    assert login(suite["charlie"]).get(url).status_code == 404
+    assert client.get(url).status_code == 302
+    other = reverse("poc:evidence_download", kwargs={"slug": "beta", "evidence_id": evidence.pk})
+    assert login(suite["charlie"]).get(other).status_code == 404
+
+
+def test_links_must_be_http(suite, result, login) -> None:
+    client = login(suite["bob"])
+    url = reverse("poc:evidence_add", kwargs={"slug": "alpha", "result_id": result.pk})
+    bad = client.post(url, {"url": "javascript:alert(1)"}, headers={"HX-Request": "true"})
+    assert bad.status_code == 422
+    good = client.post(
+        url,
+        {"url": "https://grafana.example/d/abc", "name": "Dashboard"},
+        headers={"HX-Request": "true"},
+    )
+    assert good.status_code == 200
+    link = Evidence.objects.get()
+    assert (link.kind, link.name) == ("link", "Dashboard")
+
+
+def test_evidence_of_another_project_is_404(suite, result, login) -> None:
+    url = reverse("poc:evidence_add", kwargs={"slug": "beta", "result_id": result.pk})
+    response = login(suite["charlie"]).post(url, {"file": SimpleUploadedFile("a.log", b"a")})
+    assert response.status_code == 404
+    assert not Evidence.objects.exists()

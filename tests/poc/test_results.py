@@ -1,0 +1,244 @@
+"""Recording results: the four outcomes and their rules, append-only history, reasons, 404s."""
+
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from evaluations import services as evaluation_services
+from evaluations.models import ProjectEvent
+from poc import services
+from poc.models import AppendOnlyError, Result, ResultCell
+
+pytestmark = pytest.mark.django_db
+
+
+def _cell_url(slug: str, candidate_slug: str, action_id: int) -> str:
+    return reverse(
+        "poc:cell", kwargs={"slug": slug, "candidate_slug": candidate_slug, "action_id": action_id}
+    )
+
+
+def test_record_adds_rows_and_the_cell_points_at_the_latest(suite) -> None:
+    volcano, action = suite["volcano"], suite["actions"][0]
+    first = services.result_record(
+        candidate=volcano,
+        action=action,
+        outcome="failed",
+        failure_cause="No queue",
+        actor=suite["bob"],
+    )
+    second = services.result_record(
+        candidate=volcano,
+        action=action,
+        outcome="passed",
+        change_reason="Queue configured",
+        actor=suite["bob"],
+    )
+    assert Result.objects.filter(candidate=volcano, action=action).count() == 2
+    cell = ResultCell.objects.get(candidate=volcano, action=action)
+    assert (cell.result_id, cell.outcome, cell.result_count) == (second.pk, "passed", 2)
+    assert second.previous_id == first.pk
+    first.refresh_from_db()
+    assert (first.outcome, first.failure_cause) == ("failed", "No queue")
+
+
+def test_results_cannot_be_changed_or_deleted(suite) -> None:
+    result = services.result_record(
+        candidate=suite["volcano"], action=suite["actions"][0], outcome="passed", actor=None
+    )
+    result.outcome = "failed"
+    with pytest.raises(AppendOnlyError):
+        result.save()
+    with pytest.raises(AppendOnlyError):
+        result.delete()
+    assert Result.objects.get(pk=result.pk).outcome == "passed"
+
+
+def test_candidate_and_action_with_results_cannot_be_removed(suite) -> None:
+    services.result_record(
+        candidate=suite["volcano"], action=suite["actions"][0], outcome="passed", actor=None
+    )
+    with pytest.raises(ValidationError, match="never deleted"):
+        evaluation_services.candidate_remove(candidate=suite["volcano"], actor=suite["alice"])
+    with pytest.raises(ValidationError, match="never deleted"):
+        evaluation_services.action_delete(action=suite["actions"][0], actor=suite["alice"])
+    with pytest.raises(ValidationError, match="never deleted"):
+        evaluation_services.requirement_delete(requirement=suite["requirement"], actor=None)
+    assert Result.objects.count() == 1
+    assert not ProjectEvent.objects.filter(
+        verb__in=["candidate.removed", "action.deleted"]
+    ).exists()
+
+
+@pytest.mark.parametrize(
+    ("fields", "error_field"),
+    [
+        ({"outcome": "failed"}, "failure_cause"),
+        (
+            {
+                "outcome": "needs_integration",
+                "integration_owner_team": "ops",
+                "integration_effort_days": Decimal(3),
+            },
+            "integration_what",
+        ),
+        (
+            {
+                "outcome": "needs_integration",
+                "integration_what": "SSO",
+                "integration_effort_days": Decimal(3),
+            },
+            "integration_owner_team",
+        ),
+        (
+            {
+                "outcome": "needs_integration",
+                "integration_what": "SSO",
+                "integration_owner_team": "ops",
+            },
+            "integration_effort_days",
+        ),
+        ({"outcome": "great"}, "outcome"),
+    ],
+)
+def test_outcome_rules(suite, fields, error_field) -> None:
+    with pytest.raises(ValidationError) as info:
+        services.result_record(
+            candidate=suite["volcano"], action=suite["actions"][0], actor=None, **fields
+        )
+    assert error_field in info.value.message_dict
+    assert not Result.objects.exists()
+    assert not ResultCell.objects.exists()
+
+
+def test_changing_an_outcome_by_hand_needs_a_reason_kept_in_history(suite, login) -> None:
+    volcano, action = suite["volcano"], suite["actions"][1]
+    services.result_record(candidate=volcano, action=action, outcome="passed", actor=None)
+    client = login(suite["bob"])
+    url = _cell_url("alpha", "volcano", action.pk)
+    refused = client.post(
+        url, {"outcome": "failed", "failure_cause": "OOM"}, headers={"HX-Request": "true"}
+    )
+    assert refused.status_code == 422
+    assert "say why it changes" in refused.content.decode()
+    assert Result.objects.count() == 1
+    accepted = client.post(
+        url,
+        {
+            "outcome": "failed",
+            "failure_cause": "OOM",
+            "change_reason": "Rerun with the real dataset",
+        },
+        headers={"HX-Request": "true"},
+    )
+    assert accepted.status_code == 200
+    assert accepted["HX-Trigger"] == "cellChanged"
+    body = accepted.content.decode()
+    assert "Rerun with the real dataset" in body
+    assert body.index("Failure cause:") < body.index('o-passed"><span aria-hidden')  # newest first
+    event = ProjectEvent.objects.filter(verb="result.recorded").latest("pk")
+    assert event.before == {"outcome": "passed"}
+    assert event.after == {"outcome": "failed", "reason": "Rerun with the real dataset"}
+    assert event.actor == suite["bob"]
+    # The same outcome again needs no reason.
+    again = client.post(
+        url, {"outcome": "failed", "failure_cause": "OOM again"}, headers={"HX-Request": "true"}
+    )
+    assert again.status_code == 200
+
+
+def test_form_errors_name_the_four_outcomes(suite, login) -> None:
+    response = login(suite["bob"]).post(
+        _cell_url("alpha", "volcano", suite["actions"][0].pk),
+        {"outcome": "maybe"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 422
+    assert "passed, failed, not covered, needs integration" in response.content.decode()
+    response = login(suite["bob"]).post(
+        _cell_url("alpha", "volcano", suite["actions"][0].pk),
+        {"outcome": "failed"},
+        headers={"HX-Request": "true"},
+    )
+    assert "needs its failure cause" in response.content.decode()
+    assert not Result.objects.exists()
+
+
+def test_cells_of_other_projects_are_404(suite, login) -> None:
+    client = login(suite["alice"])
+    # beta's action under alpha's URL, and beta's candidate under alpha's URL
+    assert (
+        client.post(
+            _cell_url("alpha", "volcano", suite["beta_action"].pk), {"outcome": "passed"}
+        ).status_code
+        == 404
+    )
+    assert (
+        client.post(
+            _cell_url("alpha", "slurm", suite["actions"][0].pk), {"outcome": "passed"}
+        ).status_code
+        == 404
+    )
+    assert (
+        login(suite["charlie"])
+        .post(_cell_url("alpha", "volcano", suite["actions"][0].pk), {"outcome": "passed"})
+        .status_code
+        == 404
+    )
+    assert not Result.objects.exists()
+    with pytest.raises(ValidationError):
+        services.result_record(
+            candidate=suite["volcano"], action=suite["beta_action"], outcome="passed", actor=None
+        )
+
+
+def test_observer_cannot_record(suite, login) -> None:
+    response = login(suite["dave"]).post(
+        _cell_url("alpha", "volcano", suite["actions"][0].pk), {"outcome": "passed"}
+    )
+    assert response.status_code == 403
+    assert not Result.objects.exists()
+
+
+def test_empty_cell_reads_not_covered(suite, login) -> None:
+    panel = login(suite["bob"]).get(
+        _cell_url("alpha", "volcano", suite["actions"][0].pk), headers={"HX-Request": "true"}
+    )
+    assert panel.status_code == 200
+    assert "Not covered" in panel.content.decode()
+    assert "<html" not in panel.content.decode()
+
+
+def test_responsibilities_and_boundaries_are_recorded_in_history(suite, login) -> None:
+    client = login(suite["bob"])
+    url = reverse(
+        "poc:responsibility_edit",
+        kwargs={"slug": "alpha", "candidate_slug": "volcano", "area": "deployment"},
+    )
+    assert client.post(url, {"party": "vendor", "person": ""}).status_code == 422
+    assert (
+        client.post(
+            url, {"party": "vendor", "person": "Li Lei", "escalation": "vendor TAM"}
+        ).status_code
+        == 302
+    )
+    assert client.post(url, {"party": "ops_team", "person": "Han Meimei"}).status_code == 302
+    event = ProjectEvent.objects.filter(verb="responsibility.set").latest("pk")
+    assert event.before["party"] == "vendor" and event.after["party"] == "ops_team"
+    assert client.post(url, {"clear": "1"}).status_code == 302
+    assert not suite["volcano"].responsibilities.exists()
+    assert ProjectEvent.objects.filter(verb="responsibility.cleared").exists()
+    bad_area = reverse(
+        "poc:responsibility_edit",
+        kwargs={"slug": "alpha", "candidate_slug": "volcano", "area": "catering"},
+    )
+    assert client.get(bad_area).status_code == 404
+    boundary = reverse("poc:boundary_edit", kwargs={"slug": "alpha", "candidate_slug": "volcano"})
+    assert (
+        client.post(boundary, {"license_model": "Apache-2.0", "exit_plan": "Keep YAML"}).status_code
+        == 302
+    )
+    event = ProjectEvent.objects.get(verb="boundary.updated")
+    assert event.after == {"license_model": "Apache-2.0", "exit_plan": "Keep YAML"}
