@@ -243,6 +243,13 @@ def action_by_key(project: Project, key: str) -> AcceptanceAction | None:
     return rename.action if rename else None
 
 
+def action_keys_with_aliases(project: Project) -> set[str]:
+    """Every key that names an action of the project now or named one before a rename."""
+    keys = set(AcceptanceAction.objects.filter(project=project).values_list("key", flat=True))
+    keys.update(ActionKeyRename.objects.filter(project=project).values_list("old_key", flat=True))
+    return keys
+
+
 def actions_for_project(project: Project) -> QuerySet[AcceptanceAction]:
     return (
         AcceptanceAction.objects.filter(project=project)

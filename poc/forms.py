@@ -4,7 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import OWNER_TEAMS, Dimension, Scenario
-from poc.models import Outcome, Party
+from poc.models import Outcome, Party, TokenScope
 
 
 class ResultForm(forms.Form):
@@ -98,4 +98,22 @@ class BoundaryForm(forms.Form):
     )
     exit_plan = forms.CharField(
         label=_("Exit and migration plan"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=100, help_text=_("e.g. gitlab-poc-volcano"))
+    scopes = forms.MultipleChoiceField(
+        label=_("Scopes"),
+        choices=TokenScope.choices,
+        widget=forms.CheckboxSelectMultiple,
+        initial=[TokenScope.READ, TokenScope.RESULTS_WRITE],
+    )
+    expires_days = forms.IntegerField(
+        label=_("Expires after (days)"),
+        min_value=1,
+        max_value=3650,
+        required=False,
+        initial=90,
+        help_text=_("Leave empty for a token that never expires."),
     )

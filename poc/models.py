@@ -35,7 +35,11 @@ class Result(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="results")
     # PROTECT: removing a candidate or an action must never take recorded evidence with it.
-    candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="results")
+    # Indexed through the (candidate, action, -recorded_at) index below; every extra index
+    # slows the bulk inserts from CI, so rarely filtered keys carry none.
+    candidate = models.ForeignKey(
+        Candidate, on_delete=models.PROTECT, related_name="results", db_index=False
+    )
     action = models.ForeignKey(AcceptanceAction, on_delete=models.PROTECT, related_name="results")
     outcome = models.CharField(_("outcome"), max_length=20, choices=Outcome)
     failure_cause = models.TextField(_("failure cause"), blank=True)
@@ -54,14 +58,31 @@ class Result(models.Model):
     note = models.TextField(_("note (Markdown)"), blank=True)
     change_reason = models.TextField(_("reason for the change"), blank=True)
     source = models.CharField(max_length=10, choices=Source, default=Source.MANUAL)
+    run = models.ForeignKey(
+        "Run",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="results",
+        db_index=False,
+    )
     run_reference = models.CharField(_("run reference"), max_length=300, blank=True)
     previous = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
     )
     recorded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        db_index=False,
     )
-    recorded_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-recorded_at", "-pk"]
@@ -102,10 +123,14 @@ class Result(models.Model):
 class ResultCell(models.Model):
     """The latest result of one candidate x action cell (a pointer, rewritten on each record)."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="cells")
+    # The unique (candidate, action) and the (project, candidate) indexes serve every lookup;
+    # single-column indexes would only slow the upserts from CI.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    candidate = models.ForeignKey(
+        Candidate, on_delete=models.CASCADE, related_name="cells", db_index=False
+    )
     action = models.ForeignKey(AcceptanceAction, on_delete=models.CASCADE, related_name="cells")
-    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="+")
+    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="+", db_index=False)
     outcome = models.CharField(max_length=20, choices=Outcome)
     result_count = models.PositiveIntegerField(default=1)
     evidence_count = models.PositiveIntegerField(default=0)
@@ -216,3 +241,111 @@ class Boundary(models.Model):
 
     def __str__(self) -> str:
         return f"boundaries of {self.candidate}"
+
+
+# --- CI integration ----------------------------------------------------------------------
+
+
+class TokenScope(models.TextChoices):
+    READ = "read", _("Read the project")
+    RESULTS_WRITE = "results:write", _("Post PoC results")
+
+
+class ApiToken(models.Model):
+    """A project-scoped bearer token for CI. Only a hash is kept; the token is shown once."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(_("name"), max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    token_hash = models.CharField(max_length=64)
+    scopes = models.JSONField(default=list)
+    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("API token")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    def clean(self) -> None:
+        unknown = [s for s in self.scopes if s not in TokenScope.values]
+        if unknown or not self.scopes:
+            raise ValidationError({"scopes": _("Choose read and/or results:write.")})
+
+
+class Run(models.Model):
+    """One CI run (or a probe run) that posts results; its external id is unique per project,
+    so posting again for the same run appends to it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
+    external_id = models.CharField(_("external id"), max_length=200)
+    name = models.CharField(_("name"), max_length=300, blank=True)
+    url = models.URLField(_("URL"), max_length=2000, blank=True)
+    commit = models.CharField(_("commit"), max_length=100, blank=True)
+    candidate = models.ForeignKey(
+        Candidate, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="run_unique_external_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name or self.external_id
+
+
+class RunImport(models.Model):
+    """One post into a run: what it changed against the previous results of its cells."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="imports")
+    token = models.ForeignKey(ApiToken, on_delete=models.SET_NULL, null=True, blank=True)
+    posted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    posted_at = models.DateTimeField(auto_now_add=True)
+    kind = models.CharField(max_length=10, default="json")  # json | junit
+    result_count = models.PositiveIntegerField(default=0)
+    new = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    regressed = models.PositiveIntegerField(default=0)
+    recovered = models.PositiveIntegerField(default=0)
+    unmapped = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-posted_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.result_count} results ({self.kind})"
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a POST with an Idempotency-Key, replayed for retries."""
+
+    scope = models.CharField(max_length=100)  # "token:<id>" or "user:<id>"
+    key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField(default=0)
+    response = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "key"], name="idempotency_unique_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope} {self.key}"

@@ -20,6 +20,7 @@ from evaluations.models import (
     Tier,
 )
 from poc.models import (
+    ApiToken,
     Boundary,
     Evidence,
     Outcome,
@@ -27,6 +28,8 @@ from poc.models import (
     ResponsibilityArea,
     Result,
     ResultCell,
+    Run,
+    RunImport,
 )
 
 OUTCOME_ORDER = [Outcome.PASSED, Outcome.FAILED, Outcome.NOT_COVERED, Outcome.NEEDS_INTEGRATION]
@@ -309,3 +312,74 @@ def comparison_for_project(
                 summary.needs_integration.append(cell)
         summaries.append(summary)
     return summaries
+
+
+# --- API ---------------------------------------------------------------------------------
+
+
+def matrix_api_data(project: Project) -> dict[str, object]:
+    """The whole matrix for CI: every candidate × action, the latest result or not_covered."""
+    candidates = list(
+        Candidate.objects.filter(project=project)
+        .order_by("position", "pk")
+        .values_list("pk", "slug")
+    )
+    actions = list(
+        AcceptanceAction.objects.filter(project=project)
+        .order_by("requirement__position", "requirement__pk", "position", "pk")
+        .values_list("pk", "key")
+    )
+    cells = {
+        (c, a): (outcome, result_id)
+        for c, a, outcome, result_id in ResultCell.objects.filter(project=project).values_list(
+            "candidate_id", "action_id", "outcome", "result_id"
+        )
+    }
+    totals = {slug: dict.fromkeys(Outcome.values, 0) for _pk, slug in candidates}
+    out_cells = []
+    for candidate_pk, slug in candidates:
+        for action_pk, key in actions:
+            outcome, result_id = cells.get((candidate_pk, action_pk), (Outcome.NOT_COVERED, None))
+            totals[slug][outcome] += 1
+            out_cells.append(
+                {"candidate": slug, "action": key, "outcome": outcome, "result_id": result_id}
+            )
+    return {
+        "candidates": [slug for _pk, slug in candidates],
+        "actions": [key for _pk, key in actions],
+        "cells": out_cells,
+        "totals": totals,
+    }
+
+
+def run_with_imports(run_id: int) -> Run | None:
+    return (
+        Run.objects.filter(pk=run_id)
+        .select_related("project", "candidate")
+        .prefetch_related("imports")
+        .first()
+    )
+
+
+def result_with_project(result_id: int) -> Result | None:
+    return Result.objects.filter(pk=result_id).select_related("project").first()
+
+
+def tokens_for_project(project: Project) -> list[ApiToken]:
+    return list(ApiToken.objects.filter(project=project).select_related("created_by"))
+
+
+def token_for_project(project: Project, token_id: int) -> ApiToken:
+    token = ApiToken.objects.filter(project=project, pk=token_id).first()
+    if token is None:
+        raise Http404
+    return token
+
+
+def runs_for_project(project: Project, *, limit: int = 100) -> list[Run]:
+    return list(
+        Run.objects.filter(project=project)
+        .select_related("candidate", "candidate__solution")
+        .prefetch_related(Prefetch("imports", queryset=RunImport.objects.select_related("token")))
+        .order_by("-updated_at", "-pk")[:limit]
+    )

@@ -15,6 +15,7 @@ from evaluations import selectors as evaluation_selectors
 from evaluations.models import Candidate
 from poc import selectors, services
 from poc.forms import (
+    ApiTokenForm,
     BoundaryForm,
     EvidenceForm,
     MatrixFilterForm,
@@ -284,4 +285,70 @@ def boundary_edit(request: AuthedHttpRequest, slug: str, candidate_slug: str) ->
             "form": form,
         },
         status=422 if form.errors else 200,
+    )
+
+
+# --- CI: tokens and runs -----------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def tokens(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """Project admins create tokens for CI (each shown once) and revoke them."""
+    access = evaluation_selectors.project_access(request.user, slug, admin=True)
+    form = ApiTokenForm(request.POST or None)
+    created_secret = ""
+    if request.method == "POST" and form.is_valid():
+        try:
+            _token, created_secret = services.api_token_create(
+                project=access.project,
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                actor=request.user,
+                expires_days=form.cleaned_data["expires_days"],
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            form = ApiTokenForm()
+    response = render(
+        request,
+        "poc/tokens.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "ci",
+            "form": form,
+            "tokens": selectors.tokens_for_project(access.project),
+            "created_secret": created_secret,
+            "api_base": request.build_absolute_uri("/api/v1/"),
+        },
+        status=422 if form.errors else 200,
+    )
+    response["Cache-Control"] = "no-store"  # the secret must not linger in a cache
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: AuthedHttpRequest, slug: str, token_id: int) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug, admin=True)
+    token = selectors.token_for_project(access.project, token_id)
+    services.api_token_revoke(token=token, actor=request.user)
+    messages.success(request, _("Token revoked."))
+    return redirect("poc:tokens", slug=slug)
+
+
+@login_required
+def runs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    return render(
+        request,
+        "poc/runs.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "ci",
+            "runs": selectors.runs_for_project(access.project),
+        },
     )

@@ -1,4 +1,6 @@
+import copy
 import os
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +23,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def _test_settings(settings: Any) -> None:
     settings.LANGUAGE_CODE = "en"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Rate-limit counters live in Redis: each test gets keys of its own, so that neither
+    # earlier tests nor earlier runs (whose ids repeat in a fresh database) can leak in.
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
+    settings.CACHES = caches
 
 
 @pytest.fixture

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "rest_framework",
+    "drf_spectacular",
     "workbench",
     "evaluations",
     "poc",
@@ -68,6 +69,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
+if env_bool("WORKBENCH_QUERY_STATS", default=False):
+    MIDDLEWARE.insert(0, "workbench.middleware.QueryStatsMiddleware")
 if PRODUCTION:  # runserver serves static files in development
     MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
 
@@ -156,16 +159,44 @@ if _s3_bucket:
         },
     }
 
+# The API: bearer tokens for CI, the browser session for people; one rate budget per caller.
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_MB", 20, minimum=1) * 1024 * 1024
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "poc.api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["poc.api.throttling.CallerRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"caller": env_str("API_THROTTLE_RATE", "600/minute")},
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "poc.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "GPU Selection Workbench API",
+    "DESCRIPTION": "Post PoC results from CI pipelines and read evaluation projects.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "/static/vendor/swagger-ui",
+    "SWAGGER_UI_FAVICON_HREF": "data:,",
+    "SCHEMA_PATH_PREFIX": "/api/v1",
 }
 
+# Cache (API rate limits): Redis when configured, else per-process memory.
+if REDIS_URL := env_str("REDIS_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "workbench"),
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # Celery: Redis when configured, else kombu's filesystem transport under var/broker/.
-REDIS_URL = env_str("REDIS_URL")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL == "filesystem://":

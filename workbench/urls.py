@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evaluations.views import projects as evaluation_views
 from workbench import views
@@ -8,6 +9,7 @@ from workbench import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz/", views.healthz, name="healthz"),
+    path("ci/workbench-ci.py", views.ci_client_download, name="ci_client_download"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
@@ -17,6 +19,8 @@ urlpatterns = [
     path("status/", views.system_status, name="system_status"),
     path("status/checks/", views.worker_check_create, name="worker_check_create"),
     path("status/checks/<int:check_id>/", views.worker_check_detail, name="worker_check_detail"),
-    path("api/v1/", include("evaluations.api.urls")),
+    path("api/v1/", include("poc.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
     path("admin/", admin.site.urls),
 ]

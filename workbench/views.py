@@ -1,5 +1,6 @@
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -8,7 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from workbench import services
+from workbench import ci_client, services
 from workbench.models import WorkerCheck
 from workbench.typing import HtmxHttpRequest
 
@@ -31,6 +32,15 @@ def healthz(request: HtmxHttpRequest) -> HttpResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return HttpResponse("ok", content_type="text/plain")
+
+
+def ci_client_download(request: HtmxHttpRequest) -> HttpResponse:
+    """The CI client as one standard-library file, for pipelines that `curl` it (public: it
+    holds no secret)."""
+    source = Path(ci_client.__file__).read_bytes()
+    response = HttpResponse(source, content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="workbench-ci.py"'
+    return response
 
 
 def home(request: HtmxHttpRequest) -> HttpResponse:

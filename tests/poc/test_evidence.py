@@ -11,6 +11,7 @@ from django.urls import reverse
 from poc import services
 from poc.models import Evidence, ResultCell
 from poc.services import detect_content_type, sanitize_filename
+from poc.services import results as results_services
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +71,7 @@ def test_failed_write_leaves_no_orphan_file(suite, result, monkeypatch) -> None:
     def broken(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(services, "event_record", broken)
+    monkeypatch.setattr(results_services, "event_record", broken)
     with pytest.raises(RuntimeError):
         services.evidence_attach_file(
             result=result, upload=SimpleUploadedFile("a.log", b"abc"), actor=None

@@ -1,4 +1,4 @@
-"""Every write to PoC results, evidence, responsibilities and boundaries."""
+"""Results, evidence, responsibilities and boundaries: the writes behind the browser pages."""
 
 import hashlib
 import mimetypes
@@ -175,7 +175,9 @@ def detect_content_type(head: bytes, name: str) -> str:
 
 
 def _bump_evidence_count(result: Result) -> None:
-    ResultCell.objects.filter(result=result).update(evidence_count=F("evidence_count") + 1)
+    ResultCell.objects.filter(
+        candidate_id=result.candidate_id, action_id=result.action_id, result=result
+    ).update(evidence_count=F("evidence_count") + 1)
 
 
 def evidence_attach_file(*, result: Result, upload: File, actor: User | None) -> Evidence:

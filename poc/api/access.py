@@ -1,0 +1,36 @@
+"""Who may read or write a project through the API: its members (session) or its tokens."""
+
+from django.http import Http404
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.request import Request
+
+from evaluations.models import Project
+from evaluations.selectors import project_access, projects_for_user
+from poc.models import ApiToken, TokenScope
+
+
+def request_token(request: Request) -> ApiToken | None:
+    return request.auth if isinstance(request.auth, ApiToken) else None
+
+
+def api_project(request: Request, slug: str, *, scope: str = TokenScope.READ) -> Project:
+    """The project for this caller, or 404 exactly as for a non-member; 403 for a member or
+    token that lacks the right (an observer, a read-only token)."""
+    token = request_token(request)
+    if token is not None:
+        if token.project.slug != slug:
+            raise Http404
+        if scope not in token.scopes:
+            raise PermissionDenied(f"this token lacks the {scope!r} scope")
+        return token.project
+    access = project_access(request.user, slug)
+    if scope == TokenScope.RESULTS_WRITE and not access.can_write:
+        raise PermissionDenied("observers cannot post results")
+    return access.project
+
+
+def api_projects(request: Request) -> list[Project]:
+    token = request_token(request)
+    if token is not None:
+        return [token.project]
+    return list(projects_for_user(request.user))

@@ -1,0 +1,17 @@
+"""OpenAPI description of the bearer-token scheme (loaded by PocConfig.ready)."""
+
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "poc.api.authentication.BearerTokenAuthentication"
+    name = "projectToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A project-scoped token (wbt_...), created by a project admin.",
+        }

@@ -1,0 +1,27 @@
+from django.urls import path
+
+from poc.api import views
+
+urlpatterns = [
+    path("projects/", views.ProjectListApi.as_view(), name="api_project_list"),
+    path("projects/<slug:slug>/", views.ProjectDetailApi.as_view(), name="api_project_detail"),
+    path(
+        "projects/<slug:slug>/candidates/",
+        views.CandidateListApi.as_view(),
+        name="api_candidate_list",
+    ),
+    path("projects/<slug:slug>/actions/", views.ActionListApi.as_view(), name="api_action_list"),
+    path("projects/<slug:slug>/matrix/", views.MatrixApi.as_view(), name="api_matrix"),
+    path(
+        "projects/<slug:slug>/results/",
+        views.ResultBulkCreateApi.as_view(),
+        name="api_results_create",
+    ),
+    path("projects/<slug:slug>/junit/", views.JUnitImportApi.as_view(), name="api_junit_import"),
+    path(
+        "results/<int:result_id>/evidence/",
+        views.EvidenceCreateApi.as_view(),
+        name="api_evidence_create",
+    ),
+    path("runs/<int:run_id>/", views.RunDetailApi.as_view(), name="api_run_detail"),
+]

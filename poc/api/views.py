@@ -1,0 +1,378 @@
+"""The REST API (under /api/v1/): thin views over selectors and services.
+
+Members call it with their browser session; CI pipelines with a project-scoped bearer token.
+A caller that is neither gets 404 for every object of a project, exactly as a non-member.
+"""
+
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluations import selectors as evaluation_selectors
+from evaluations.models import Project
+from poc import junit, selectors, services
+from poc.api.access import api_project, api_projects, request_token
+from poc.api.idempotency import idempotent
+from poc.models import Run, TokenScope
+
+
+def _too_big(request: Request) -> Response | None:
+    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    if length > settings.API_MAX_BODY_BYTES:
+        return Response(
+            {"detail": f"request body over {settings.API_MAX_BODY_BYTES} bytes"}, status=413
+        )
+    return None
+
+
+# --- reads -------------------------------------------------------------------------------
+
+
+class ProjectOutput(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    phase = serializers.CharField()
+    description = serializers.CharField()
+    workloads = serializers.ListField(child=serializers.CharField())
+    existing_base = serializers.CharField()
+    layer_needed = serializers.CharField()
+    supplier_needs = serializers.ListField(child=serializers.CharField())
+
+
+class ProjectListApi(APIView):
+    @extend_schema(responses=ProjectOutput(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(ProjectOutput(api_projects(request), many=True).data)
+
+
+class ProjectDetailApi(APIView):
+    @extend_schema(responses=ProjectOutput)
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(ProjectOutput(api_project(request, slug)).data)
+
+
+class CandidateOutput(serializers.Serializer):
+    slug = serializers.SlugField()
+    solution = serializers.CharField(source="solution.key")
+    solution_name = serializers.CharField(source="solution.name_en")
+    tier = serializers.CharField()
+    version = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class CandidateListApi(APIView):
+    @extend_schema(responses=CandidateOutput(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = api_project(request, slug)
+        candidates = selectors.candidates_in_play(project, include_all=True)
+        return Response(CandidateOutput(candidates, many=True).data)
+
+
+class ActionOutput(serializers.Serializer):
+    key = serializers.CharField()
+    requirement = serializers.CharField(source="requirement.feature")
+    requirement_id = serializers.IntegerField()
+    dimension = serializers.CharField(source="requirement.dimension")
+    owner_team = serializers.CharField(source="requirement.owner_team")
+    scenario = serializers.CharField()
+    question = serializers.CharField()
+    pass_criterion = serializers.CharField()
+
+
+class ActionListApi(APIView):
+    """Every acceptance action of a project: the keys a CI job must report on."""
+
+    @extend_schema(
+        responses=inline_serializer(
+            "ActionList",
+            {
+                "project": serializers.SlugField(),
+                "count": serializers.IntegerField(),
+                "actions": ActionOutput(many=True),
+            },
+        )
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = api_project(request, slug)
+        data = ActionOutput(evaluation_selectors.actions_for_project(project), many=True).data
+        return Response({"project": project.slug, "count": len(data), "actions": data})
+
+
+class MatrixApi(APIView):
+    """One cell per candidate × action: the latest result, or not_covered."""
+
+    @extend_schema(
+        responses=inline_serializer(
+            "Matrix",
+            {
+                "candidates": serializers.ListField(child=serializers.SlugField()),
+                "actions": serializers.ListField(child=serializers.CharField()),
+                "cells": serializers.ListField(child=serializers.DictField()),
+                "totals": serializers.DictField(),
+            },
+        )
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(selectors.matrix_api_data(api_project(request, slug)))
+
+
+class RunOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    name = serializers.CharField()
+    url = serializers.CharField()
+    commit = serializers.CharField()
+    candidate = serializers.CharField(source="candidate.slug", allow_null=True, default=None)
+    project = serializers.CharField(source="project.slug")
+    created_at = serializers.DateTimeField()
+    imports = serializers.SerializerMethodField()
+
+    def get_imports(self, run: Run) -> list[dict[str, Any]]:
+        return [
+            {
+                "posted_at": i.posted_at,
+                "kind": i.kind,
+                "results": i.result_count,
+                "new": i.new,
+                "unchanged": i.unchanged,
+                "changed": i.changed,
+                "regressed": i.regressed,
+                "recovered": i.recovered,
+                "unmapped": len(i.unmapped),
+            }
+            for i in run.imports.all()
+        ]
+
+
+class RunDetailApi(APIView):
+    @extend_schema(responses=RunOutput)
+    def get(self, request: Request, run_id: int) -> Response:
+        run = selectors.run_with_imports(run_id)
+        if run is None:
+            raise Http404
+        api_project(request, run.project.slug)  # 404 for callers outside its project
+        return Response(RunOutput(run).data)
+
+
+# --- writes ------------------------------------------------------------------------------
+
+
+class RunInput(serializers.Serializer):
+    external_id = serializers.CharField(max_length=200)
+    name = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+    url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
+    commit = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    candidate = serializers.SlugField(required=False, allow_blank=True, default="")
+
+
+class ResultsInput(serializers.Serializer):
+    run = RunInput()
+    results = serializers.ListField(child=serializers.JSONField(), allow_empty=False)
+
+
+def _import_response(
+    record: Any, run: Run, notable: dict[str, list[dict[str, str]]], unmapped: list[Any]
+) -> dict[str, Any]:
+    return {
+        "run": {"id": run.pk, "external_id": run.external_id},
+        "stored": record.result_count,
+        "changes": {
+            "new": record.new,
+            "unchanged": record.unchanged,
+            "changed": record.changed,
+            "regressed": record.regressed,
+            "recovered": record.recovered,
+        },
+        "regressed": notable["regressed"],
+        "recovered": notable["recovered"],
+        "unmapped": unmapped,
+    }
+
+
+class ResultBulkCreateApi(APIView):
+    """Post up to 5,000 results at once, all or nothing."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        request=ResultsInput,
+        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
+        responses={201: inline_serializer("ImportResult", {"stored": serializers.IntegerField()})},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = api_project(request, slug, scope=TokenScope.RESULTS_WRITE)
+        if (refusal := _too_big(request)) is not None:
+            return refusal
+        fingerprint = request.body
+        return idempotent(request, fingerprint, lambda: self._store(request, project))
+
+    def _store(self, request: Request, project: Project) -> Response:
+        payload = ResultsInput(data=request.data)
+        if not payload.is_valid():
+            return Response({"detail": "bad request", "errors": payload.errors}, status=400)
+        run = services.RunData(**payload.validated_data["run"])
+        rows = payload.validated_data["results"]
+        try:
+            valid = services.validate_rows(project, rows, default_candidate=run.candidate)
+        except services.IngestError as exc:
+            return Response(
+                {
+                    "detail": exc.message
+                    or f"{len(exc.errors)} of {len(rows)} results are bad; nothing was stored",
+                    "errors": exc.errors,
+                },
+                status=400,
+            )
+        record, notable = services.results_ingest(
+            project=project,
+            run=run,
+            rows=valid,
+            token=request_token(request),
+            user=None if request_token(request) else request.user,
+        )
+        return Response(_import_response(record, record.run, notable, []), status=201)
+
+
+class JUnitImportApi(APIView):
+    """Post a JUnit XML report for one candidate and run."""
+
+    parser_classes: list[Any] = []  # the report is read raw from the body, whatever its type
+
+    @extend_schema(
+        request={"application/xml": {"type": "string", "format": "binary"}},
+        parameters=[
+            OpenApiParameter("candidate", str, required=True),
+            OpenApiParameter("run", str, required=True),
+            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
+        ],
+        responses={
+            201: inline_serializer("JUnitImportResult", {"stored": serializers.IntegerField()})
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = api_project(request, slug, scope=TokenScope.RESULTS_WRITE)
+        if (refusal := _too_big(request)) is not None:
+            return refusal
+        body = request.body
+        return idempotent(request, body, lambda: self._store(request, project, body))
+
+    def _store(self, request: Request, project: Project, body: bytes) -> Response:
+        candidate = request.query_params.get("candidate", "")
+        external_id = request.query_params.get("run", "")
+        if not candidate or not external_id or len(external_id) > 200:
+            return Response(
+                {"detail": "query parameters candidate and run are required"}, status=400
+            )
+        try:
+            cases = junit.parse_testcases(body)
+        except junit.JUnitError as exc:
+            return Response({"detail": str(exc)}, status=400)
+        keys = evaluation_selectors.action_keys_with_aliases(project)
+        outcomes, unmapped = junit.outcomes_by_action(cases, keys)
+        rows = [
+            {
+                "candidate": candidate,
+                "action": o.key,
+                "outcome": o.outcome,
+                "failure_cause": o.failure_cause,
+                "note": "JUnit testcases: " + ", ".join(o.testcases)[:1000],
+            }
+            for o in outcomes
+        ]
+        if not rows:
+            return Response(
+                {"detail": "no testcase maps to an action of this project", "unmapped": unmapped},
+                status=400,
+            )
+        run = services.RunData(external_id=external_id, candidate=candidate)
+        try:
+            valid = services.validate_rows(project, rows)
+        except services.IngestError as exc:
+            return Response(
+                {"detail": exc.message or "bad results", "errors": exc.errors}, status=400
+            )
+        record, notable = services.results_ingest(
+            project=project,
+            run=run,
+            rows=valid,
+            token=request_token(request),
+            user=None if request_token(request) else request.user,
+            kind="junit",
+            unmapped=unmapped,
+        )
+        return Response(_import_response(record, record.run, notable, unmapped), status=201)
+
+
+class EvidenceCreateApi(APIView):
+    """Attach a file to a result (multipart field `file`)."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+            }
+        },
+        responses={
+            201: inline_serializer(
+                "EvidenceCreated",
+                {
+                    "id": serializers.IntegerField(),
+                    "sha256": serializers.CharField(),
+                    "size": serializers.IntegerField(),
+                    "name": serializers.CharField(),
+                },
+            )
+        },
+    )
+    def post(self, request: Request, result_id: int) -> Response:
+        result = selectors.result_with_project(result_id)
+        if result is None:
+            raise Http404
+        api_project(request, result.project.slug, scope=TokenScope.RESULTS_WRITE)
+        upload = request.FILES.get("file")
+        if upload is None:
+            return Response({"detail": "send the file as multipart field 'file'"}, status=400)
+        fingerprint = f"{upload.name}:{upload.size}:".encode() + _sha256(upload)
+        return idempotent(request, fingerprint, lambda: self._store(request, result, upload))
+
+    def _store(self, request: Request, result: Any, upload: Any) -> Response:
+        from django.core.exceptions import ValidationError
+
+        try:
+            evidence = services.evidence_attach_file(
+                result=result,
+                upload=upload,
+                actor=None if request_token(request) else request.user,
+            )
+        except ValidationError as exc:
+            return Response({"detail": " ".join(exc.messages)}, status=400)
+        return Response(
+            {
+                "id": evidence.pk,
+                "sha256": evidence.sha256,
+                "size": evidence.size,
+                "name": evidence.name,
+                "content_type": evidence.content_type,
+            },
+            status=201,
+        )
+
+
+def _sha256(upload: Any) -> bytes:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return digest.hexdigest().encode()

@@ -1,0 +1,39 @@
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from evaluations.models import Project
+from poc.models import TokenScope
+from poc.services import api_token_create
+
+
+class Command(BaseCommand):
+    help = "Create a project-scoped API token and print it, alone, on stdout (shown only once)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--name", required=True)
+        parser.add_argument(
+            "--scopes", default="read,results:write", help="comma-separated: read, results:write"
+        )
+        parser.add_argument("--expires-days", type=int, default=None)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with slug {options['project']!r}")
+        scopes = [s.strip() for s in options["scopes"].split(",") if s.strip()]
+        unknown = [s for s in scopes if s not in TokenScope.values]
+        if unknown or not scopes:
+            raise CommandError(f"scopes must be among {', '.join(TokenScope.values)}")
+        days = options["expires_days"]
+        if days is not None and days < 1:
+            raise CommandError("--expires-days must be at least 1")
+        try:
+            _token, raw = api_token_create(
+                project=project, name=options["name"], scopes=scopes, actor=None, expires_days=days
+            )
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
+        self.stdout.write(raw)

@@ -1,0 +1,35 @@
+"""Every write to the PoC app, split by topic; import from here (`from poc import services`)."""
+
+from poc.services.ingest import IngestError, ResultRow, RunData, results_ingest, validate_rows
+from poc.services.results import (
+    BOUNDARY_FIELDS,
+    boundary_update,
+    detect_content_type,
+    evidence_attach_file,
+    evidence_attach_link,
+    responsibility_clear,
+    responsibility_set,
+    result_record,
+    sanitize_filename,
+)
+from poc.services.tokens import api_token_create, api_token_revoke, api_token_touch
+
+__all__ = [
+    "BOUNDARY_FIELDS",
+    "IngestError",
+    "ResultRow",
+    "RunData",
+    "api_token_create",
+    "api_token_revoke",
+    "api_token_touch",
+    "boundary_update",
+    "detect_content_type",
+    "evidence_attach_file",
+    "evidence_attach_link",
+    "responsibility_clear",
+    "responsibility_set",
+    "result_record",
+    "results_ingest",
+    "sanitize_filename",
+    "validate_rows",
+]

@@ -1,0 +1,364 @@
+"""Results posted by CI pipelines: validated whole, stored in one transaction, in a constant
+number of queries whatever the size of the batch."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.db import transaction
+from django.utils import timezone
+
+from evaluations.models import OWNER_TEAMS, AcceptanceAction, ActionKeyRename, Project
+from evaluations.services import event_record
+from poc.models import (
+    ApiToken,
+    Evidence,
+    EvidenceKind,
+    Outcome,
+    Result,
+    ResultCell,
+    Run,
+    RunImport,
+    Source,
+)
+from workbench.bulk import bulk_insert
+
+MAX_ROWS = 5000
+MAX_TEXT = 20_000
+MAX_EVIDENCE_URLS = 20
+OWNER_VALUES = {value for value, _label in OWNER_TEAMS}
+OUTCOMES = frozenset(Outcome.values)
+_url = URLValidator(schemes=["http", "https"])
+
+
+class IngestError(Exception):
+    """Some rows are bad: nothing was stored. `errors` lists every bad row by index."""
+
+    def __init__(self, errors: list[dict[str, Any]], message: str = "") -> None:
+        super().__init__(message or f"{len(errors)} bad rows")
+        self.errors = errors
+        self.message = message
+
+
+@dataclass(frozen=True)
+class RunData:
+    external_id: str
+    name: str = ""
+    url: str = ""
+    commit: str = ""
+    candidate: str = ""
+
+
+@dataclass
+class ResultRow:
+    index: int
+    candidate_id: int
+    action_id: int
+    outcome: str
+    note: str = ""
+    failure_cause: str = ""
+    integration_what: str = ""
+    integration_owner_team: str = ""
+    integration_effort_days: Decimal | None = None
+    evidence_urls: list[str] = field(default_factory=list)
+    candidate_slug: str = ""
+    action_key: str = ""
+
+
+def _text(raw: dict[str, Any], name: str, problems: dict[str, str]) -> str:
+    value = raw.get(name, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        problems[name] = "must be a string"
+        return ""
+    if len(value) > MAX_TEXT:
+        problems[name] = f"longer than {MAX_TEXT} characters"
+    return value.strip()
+
+
+def _actions_by_key(project: Project, keys: set[str]) -> dict[str, AcceptanceAction]:
+    found = {a.key: a for a in AcceptanceAction.objects.filter(project=project, key__in=keys)}
+    missing = keys - set(found)
+    if missing:  # keys renamed since the pipeline was written still reach their action
+        for rename in (
+            ActionKeyRename.objects.filter(project=project, old_key__in=missing)
+            .select_related("action")
+            .order_by("renamed_at", "pk")
+        ):
+            found[rename.old_key] = rename.action
+    return found
+
+
+def validate_rows(
+    project: Project, rows: list[Any], *, default_candidate: str = ""
+) -> list[ResultRow]:
+    """Check every row against the project; raise IngestError listing each bad one."""
+    if not rows:
+        raise IngestError([], "results must hold at least one result")
+    if len(rows) > MAX_ROWS:
+        raise IngestError([], f"at most {MAX_ROWS} results per request, got {len(rows)}")
+    candidates = {c.slug: c for c in project.candidates.all()}
+    keys = {
+        r.get("action") for r in rows if isinstance(r, dict) and isinstance(r.get("action"), str)
+    }
+    actions = _actions_by_key(project, {k for k in keys if k})
+    errors: list[dict[str, Any]] = []
+    valid: list[ResultRow] = []
+    for index, raw in enumerate(rows):
+        if not isinstance(raw, dict):
+            errors.append({"index": index, "errors": {"row": "must be an object"}})
+            continue
+        problems: dict[str, str] = {}
+        candidate_slug = raw.get("candidate") or default_candidate
+        candidate = candidates.get(candidate_slug) if isinstance(candidate_slug, str) else None
+        if candidate is None:
+            problems["candidate"] = f"unknown candidate {candidate_slug!r} in this project"
+        key = raw.get("action")
+        action = actions.get(key) if isinstance(key, str) else None
+        if action is None:
+            problems["action"] = f"unknown action key {key!r} in this project"
+        outcome = raw.get("outcome")
+        if outcome not in OUTCOMES:
+            problems["outcome"] = f"{outcome!r} is not one of {', '.join(Outcome.values)}"
+        note = _text(raw, "note", problems)
+        failure_cause = _text(raw, "failure_cause", problems)
+        if outcome == Outcome.FAILED and not failure_cause:
+            problems["failure_cause"] = "a failed result needs its failure cause"
+        integration = raw.get("integration") or {}
+        what = owner = ""
+        effort: Decimal | None = None
+        if not isinstance(integration, dict):
+            problems["integration"] = "must be an object with what, owner_team, effort_days"
+        elif outcome == Outcome.NEEDS_INTEGRATION:
+            what = _text(integration, "what", problems)
+            owner = integration.get("owner_team") or ""
+            if not what:
+                problems["integration.what"] = "say what must be integrated"
+            if owner not in OWNER_VALUES:
+                problems["integration.owner_team"] = (
+                    f"{owner!r} is not one of {', '.join(sorted(OWNER_VALUES))}"
+                )
+            effort = _effort(integration.get("effort_days"), problems)
+        urls = raw.get("evidence_urls") or []
+        if not isinstance(urls, list) or len(urls) > MAX_EVIDENCE_URLS:
+            problems["evidence_urls"] = f"must be a list of at most {MAX_EVIDENCE_URLS} URLs"
+            urls = []
+        for url in urls:
+            try:
+                if not isinstance(url, str) or len(url) > 2000:
+                    raise ValidationError("bad")
+                _url(url)
+            except ValidationError:
+                problems["evidence_urls"] = f"{str(url)[:100]!r} is not an http(s) URL"
+        if problems:
+            errors.append({"index": index, "errors": problems})
+            continue
+        assert candidate is not None and action is not None
+        valid.append(
+            ResultRow(
+                index=index,
+                candidate_id=candidate.pk,
+                action_id=action.pk,
+                outcome=str(outcome),
+                note=note,
+                failure_cause=failure_cause if outcome == Outcome.FAILED else "",
+                integration_what=what,
+                integration_owner_team=owner,
+                integration_effort_days=effort,
+                evidence_urls=list(urls),
+                candidate_slug=candidate.slug,
+                action_key=action.key,
+            )
+        )
+    if errors:
+        raise IngestError(errors)
+    return valid
+
+
+def _effort(raw: Any, problems: dict[str, str]) -> Decimal | None:
+    if isinstance(raw, bool) or raw is None or raw == "":
+        problems["integration.effort_days"] = "estimate the effort in person-days (a number)"
+        return None
+    try:
+        value = Decimal(str(raw))
+    except InvalidOperation:
+        problems["integration.effort_days"] = f"{raw!r} is not a number"
+        return None
+    if not value.is_finite() or value < 0 or value >= Decimal("1000000"):
+        problems["integration.effort_days"] = "must be between 0 and 999999"
+        return None
+    return value.quantize(Decimal("0.1"))
+
+
+def classify(previous: str | None, outcome: str) -> str:
+    if previous is None:
+        return "new"
+    if previous == outcome:
+        return "unchanged"
+    if previous == Outcome.PASSED and outcome == Outcome.FAILED:
+        return "regressed"
+    if previous == Outcome.FAILED and outcome == Outcome.PASSED:
+        return "recovered"
+    return "changed"
+
+
+@transaction.atomic
+def results_ingest(
+    *,
+    project: Project,
+    run: RunData,
+    rows: list[ResultRow],
+    token: ApiToken | None,
+    user: User | None,
+    kind: str = "json",
+    unmapped: list[dict[str, str]] | None = None,
+    source: str = Source.CI,
+) -> tuple[RunImport, dict[str, list[dict[str, str]]]]:
+    """Store validated rows for one run; returns the import record and the cells that
+    regressed or recovered. Posting again for the same run appends to it."""
+    run_row = _run_for(project, run)
+    cell_keys = {(r.candidate_id, r.action_id) for r in rows}
+    candidate_ids = {c for c, _a in cell_keys}
+    action_ids = {a for _c, a in cell_keys}
+    cells = {  # (candidate, action) -> (outcome, result id, result count), locked
+        (c, a): (outcome, result_id, count)
+        for c, a, outcome, result_id, count in ResultCell.objects.select_for_update()
+        .filter(project=project, candidate_id__in=candidate_ids, action_id__in=action_ids)
+        .values_list("candidate_id", "action_id", "outcome", "result_id", "result_count")
+    }
+    actor = user if user is not None and user.is_authenticated else None
+    counts = dict.fromkeys(("new", "unchanged", "changed", "regressed", "recovered"), 0)
+    latest = {key: (outcome, result_id) for key, (outcome, result_id, _n) in cells.items()}
+    previous_ids: list[int | None] = []
+    kinds: list[str] = []
+    for row in rows:
+        key = (row.candidate_id, row.action_id)
+        previous_outcome, previous_id = latest.get(key, (None, None))
+        change = classify(previous_outcome, row.outcome)
+        counts[change] += 1
+        kinds.append(change)
+        previous_ids.append(previous_id)
+        # A later row for the same cell compares with this one; its previous result stays the
+        # last one stored before this post (ids are known only after the insert).
+        latest[key] = (row.outcome, previous_id)  # type: ignore[assignment]
+    now = timezone.now()
+    result_ids = bulk_insert(
+        Result,
+        {
+            "candidate": [r.candidate_id for r in rows],
+            "action": [r.action_id for r in rows],
+            "outcome": [r.outcome for r in rows],
+            "failure_cause": [r.failure_cause for r in rows],
+            "integration_what": [r.integration_what for r in rows],
+            "integration_owner_team": [r.integration_owner_team for r in rows],
+            "integration_effort_days": [r.integration_effort_days for r in rows],
+            "note": [r.note for r in rows],
+            "previous": previous_ids,
+        },
+        constants={
+            "project": project.pk,
+            "change_reason": "",
+            "source": source,
+            "run": run_row.pk,
+            "run_reference": run_row.external_id[:300],
+            "recorded_by": actor.pk if actor else None,
+            "recorded_at": now,
+        },
+        returning_ids=True,
+    )
+    final: dict[tuple[int, int], tuple[int, str, int]] = {}  # cell -> (result id, outcome, urls)
+    evidence: dict[str, list[Any]] = {"result": [], "url": []}
+    for row, result_id in zip(rows, result_ids, strict=True):
+        final[(row.candidate_id, row.action_id)] = (result_id, row.outcome, len(row.evidence_urls))
+        for url in row.evidence_urls:
+            evidence["result"].append(result_id)
+            evidence["url"].append(url)
+    if evidence["url"]:
+        bulk_insert(
+            Evidence,
+            {
+                "result": evidence["result"],
+                "url": evidence["url"],
+                "name": [u[:255] for u in evidence["url"]],
+            },
+            constants={
+                "project": project.pk,
+                "kind": EvidenceKind.LINK,
+                "file": "",
+                "sha256": "",
+                "size": 0,
+                "content_type": "",
+                "uploaded_by": actor.pk if actor else None,
+                "uploaded_at": now,
+            },
+        )
+    posted = Counter((r.candidate_id, r.action_id) for r in rows)
+    keys = list(final)
+    bulk_insert(
+        ResultCell,
+        {
+            "candidate": [k[0] for k in keys],
+            "action": [k[1] for k in keys],
+            "result": [final[k][0] for k in keys],
+            "outcome": [final[k][1] for k in keys],
+            "result_count": [(cells[k][2] if k in cells else 0) + posted[k] for k in keys],
+            "evidence_count": [final[k][2] for k in keys],
+        },
+        constants={"project": project.pk},
+        conflict_fields=["candidate", "action"],
+        update_fields=["result", "outcome", "result_count", "evidence_count"],
+    )
+    record = RunImport.objects.create(
+        run=run_row,
+        token=token,
+        posted_by=actor,
+        kind=kind,
+        result_count=len(rows),
+        unmapped=unmapped or [],
+        **counts,
+    )
+    event_record(
+        project=project,
+        actor=actor,
+        verb="results.imported",
+        subject=f"{run_row.external_id} ({kind})",
+        after={"results": len(rows), **counts, **({"token": token.name} if token else {})},
+    )
+    return record, _notable(rows, kinds)
+
+
+def _notable(rows: list[ResultRow], kinds: list[str]) -> dict[str, list[dict[str, str]]]:
+    out: dict[str, list[dict[str, str]]] = {"regressed": [], "recovered": []}
+    for row, kind in zip(rows, kinds, strict=True):
+        if kind in out:
+            out[kind].append({"candidate": row.candidate_slug, "action": row.action_key})
+    return out
+
+
+def _run_for(project: Project, run: RunData) -> Run:
+    candidate = None
+    if run.candidate:
+        candidate = project.candidates.filter(slug=run.candidate).first()
+    run_row, created = Run.objects.select_for_update().get_or_create(
+        project=project,
+        external_id=run.external_id,
+        defaults={"name": run.name, "url": run.url, "commit": run.commit, "candidate": candidate},
+    )
+    if not created:
+        changed: dict[str, Any] = {
+            name: value
+            for name, value in (("name", run.name), ("url", run.url), ("commit", run.commit))
+            if value and getattr(run_row, name) != value
+        }
+        if candidate is not None and run_row.candidate_id != candidate.pk:
+            changed["candidate"] = candidate
+        if changed:
+            for name, value in changed.items():
+                setattr(run_row, name, value)
+            run_row.save()
+    return run_row
