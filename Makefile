@@ -28,6 +28,7 @@ run: install
 	$(VPY) manage.py migrate --noinput
 	$(VPY) manage.py seed_catalog
 	$(VPY) manage.py demo
+	$(VPY) manage.py signing_cert
 	@echo "Open http://127.0.0.1:$(PORT)/ and log in with one of the demo users above."
 	$(VPY) manage.py serve --port $(PORT)
 

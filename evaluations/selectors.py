@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, field
 
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
@@ -89,6 +90,12 @@ def project_access(
     return access
 
 
+def is_member(user: AnyUser, slug: str) -> bool:
+    if not isinstance(user, User) or not user.is_authenticated:
+        return False
+    return Membership.objects.filter(user=user, project__slug=slug).exists()
+
+
 def project_for_user(user: AnyUser, slug: str, *, write: bool = False) -> Project:
     return project_access(user, slug, write=write).project
 
@@ -116,6 +123,14 @@ def shortlist_for_project(project: Project) -> Shortlist:
     for tier, label in Tier.choices:
         shortlist.columns.append((tier, str(label), [c for c in candidates if c.tier == tier]))
     return shortlist
+
+
+def shortlist_candidates(project: Project) -> QuerySet[Candidate]:
+    return (
+        Candidate.objects.filter(project=project)
+        .select_related("solution")
+        .order_by("position", "pk")
+    )
 
 
 def candidate_for_project(project: Project, slug: str) -> Candidate:

@@ -4,4 +4,7 @@ from django.utils.translation import gettext_lazy as _
 
 class ReportsConfig(AppConfig):
     name = "reports"
-    verbose_name = _("Reports")
+    verbose_name = _("Procurement sheets")
+
+    def ready(self) -> None:
+        from reports import checks  # noqa: F401 - registers the signing certificate check

@@ -1,1 +1,91 @@
-"""Frozen procurement sheets, sign-offs and signed PDFs."""
+"""Frozen procurement sheets, the sign-off decisions on them, and their signed PDFs."""
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from evaluations.models import Project, TeamRole
+
+
+class SheetStatus(models.TextChoices):
+    PENDING = "pending", _("Waiting for a worker")
+    RENDERING = "rendering", _("Rendering")
+    READY = "ready", _("Ready for sign-off")
+    SEALED = "sealed", _("Signed and sealed")
+    FAILED = "failed", _("Failed")
+
+
+SIGNING_ROLES = [
+    TeamRole.PLATFORM,
+    TeamRole.ARCHITECTURE,
+    TeamRole.PROCUREMENT,
+    TeamRole.BUSINESS,
+    TeamRole.OPS,
+]
+
+
+class Sheet(models.Model):
+    """A revision of a project's procurement sheet: a frozen snapshot (canonical JSON with its
+    sha256) and the PDF rendered from it. A sheet is never edited; a changed project gets a
+    new revision."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="sheets")
+    revision = models.PositiveIntegerField()
+    language = models.CharField(max_length=10, choices=[("en", "English"), ("zh-hans", "简体中文")])
+    candidate_slugs = models.JSONField(default=list, blank=True)
+    snapshot = models.JSONField()
+    snapshot_json = models.TextField()  # the canonical bytes the hash covers
+    sha256 = models.CharField(max_length=64)
+    required_roles = models.JSONField(default=list)
+    status = models.CharField(max_length=20, choices=SheetStatus, default=SheetStatus.PENDING)
+    progress = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    pdf = models.FileField(upload_to="sheets/drafts/", blank=True)
+    sealed_pdf = models.FileField(upload_to="sheets/sealed/", blank=True)
+    sealed_sha256 = models.CharField(max_length=64, blank=True)
+    page_count = models.PositiveIntegerField(default=0)
+    generated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    rendered_at = models.DateTimeField(null=True, blank=True)
+    sealed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-revision"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "revision"], name="sheet_unique_revision")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} r{self.revision}"
+
+
+class Decision(models.TextChoices):
+    APPROVE = "approve", _("Approve")
+    REJECT = "reject", _("Reject")
+
+
+class SignOff(models.Model):
+    """One role's decision on one revision (by its hash). Rejections are kept and shown."""
+
+    sheet = models.ForeignKey(Sheet, on_delete=models.PROTECT, related_name="signoffs")
+    role = models.CharField(max_length=20, choices=TeamRole)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decision = models.CharField(max_length=10, choices=Decision)
+    comment = models.TextField(blank=True)
+    sheet_sha256 = models.CharField(max_length=64)
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["decided_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["sheet", "role"], name="signoff_one_per_role")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sheet} {self.role}: {self.decision}"

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from tests import services as test_services
+from tests.factories import make_actions
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -77,3 +78,20 @@ def client_for(user: Any) -> Client:
 @pytest.fixture
 def login() -> Iterator[Any]:
     yield client_for
+
+
+@pytest.fixture
+def suite(personas: dict[str, Any]) -> dict[str, Any]:
+    """Alpha has three actions under one requirement; beta has one of its own."""
+    requirement, actions = make_actions(
+        personas["alpha"],
+        [
+            ("quota-hit", "resource_shortage"),
+            ("real-job", "real_task"),
+            ("cross-tenant", "permission_overreach"),
+        ],
+    )
+    _, (beta_action,) = make_actions(
+        personas["beta"], [("beta-only", "real_task")], feature="Beta", owner_team="ops"
+    )
+    return {**personas, "requirement": requirement, "actions": actions, "beta_action": beta_action}

@@ -159,6 +159,15 @@ if _s3_bucket:
         },
     }
 
+# Sealing procurement sheets: the organisation's certificate and key (PKCS#12). Development
+# uses a self-signed one that `make run` creates; production must bring its own.
+SHEET_SIGNING_P12 = env_str(
+    "SHEET_SIGNING_P12", "" if PRODUCTION else str(VAR_DIR / "signing" / "dev-signing.p12")
+)
+SHEET_SIGNING_PASSPHRASE = env_str(
+    "SHEET_SIGNING_PASSPHRASE", "" if PRODUCTION else "workbench-dev"
+)
+
 # The API: bearer tokens for CI, the browser session for people; one rate budget per caller.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_MB", 20, minimum=1) * 1024 * 1024
 REST_FRAMEWORK = {
@@ -216,6 +225,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "default")
+CELERY_TASK_ROUTES = {"reports.tasks.*": {"queue": "reports"}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 LOGGING = {
@@ -224,7 +234,13 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Self-signed development certificates are expected; the verifier reports trust itself.
+        "pyhanko": {"level": "ERROR"},
+        "fontTools": {"level": "WARNING"},
+        "weasyprint": {"level": "ERROR"},
+    },
 }
 
 if PRODUCTION:

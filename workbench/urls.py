@@ -15,6 +15,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("projects/", include("evaluations.urls")),
     path("projects/", include("poc.urls")),
+    path("", include("reports.urls")),
     path("catalog/", evaluation_views.catalog, name="catalog"),
     path("status/", views.system_status, name="system_status"),
     path("status/checks/", views.worker_check_create, name="worker_check_create"),

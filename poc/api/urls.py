@@ -1,6 +1,7 @@
 from django.urls import path
 
 from poc.api import views
+from reports import api as sheet_api
 
 urlpatterns = [
     path("projects/", views.ProjectListApi.as_view(), name="api_project_list"),
@@ -24,4 +25,13 @@ urlpatterns = [
         name="api_evidence_create",
     ),
     path("runs/<int:run_id>/", views.RunDetailApi.as_view(), name="api_run_detail"),
+    path("projects/<slug:slug>/sheets/", sheet_api.SheetCreateApi.as_view(), name="api_sheets"),
+    path("sheets/verify/", sheet_api.SheetVerifyApi.as_view(), name="api_sheet_verify"),
+    path("sheets/<int:sheet_id>/", sheet_api.SheetDetailApi.as_view(), name="api_sheet"),
+    path("sheets/<int:sheet_id>/pdf", sheet_api.SheetPdfApi.as_view(), name="api_sheet_pdf"),
+    path(
+        "sheets/<int:sheet_id>/signoffs/",
+        sheet_api.SignOffCreateApi.as_view(),
+        name="api_signoffs",
+    ),
 ]

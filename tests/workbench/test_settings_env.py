@@ -27,6 +27,8 @@ VARIABLES = (
     "REDIS_URL",
     "CELERY_BROKER_URL",
     "DJANGO_ALLOW_ASYNC_UNSAFE",
+    "SHEET_SIGNING_P12",
+    "SHEET_SIGNING_PASSPHRASE",
     "DEBUG",
     "PORT",
     "WORKBENCH_VAR_DIR",
@@ -108,7 +110,12 @@ def test_bad_values_stop_start_up_naming_the_variable(env, message, tmp_path: Pa
 
 
 def test_production_check_deploy_is_clean(tmp_path: Path) -> None:
+    from reports.signing import create_self_signed_p12
+
+    create_self_signed_p12(tmp_path / "org.p12", "pass-phrase")
     env = {
+        "SHEET_SIGNING_P12": str(tmp_path / "org.p12"),
+        "SHEET_SIGNING_PASSPHRASE": "pass-phrase",
         "DJANGO_ENV": "production",
         "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
         "ALLOWED_HOSTS": "workbench.example.com",
@@ -153,3 +160,14 @@ def test_evidence_storage_switches_to_s3_when_a_bucket_is_set(tmp_path: Path) ->
     )
     assert s3.returncode == 0, s3.stderr
     assert json.loads(s3.stdout)[1:] == ["S3Storage", "poc-evidence", "http://127.0.0.1:9"]
+
+
+def test_production_without_a_signing_certificate_fails_loudly(tmp_path: Path) -> None:
+    env = {
+        "DJANGO_ENV": "production",
+        "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
+        "ALLOWED_HOSTS": "workbench.example.com",
+    }
+    result = run_django(["manage.py", "check"], env, tmp_path)
+    assert result.returncode != 0
+    assert "reports.E001" in result.stderr and "SHEET_SIGNING_P12" in result.stderr

@@ -1,0 +1,142 @@
+"""A procurement sheet for 5 candidates x 200 actions: render and seal time, peak memory,
+pages per second, and the ratio against WeasyPrint rendering the same HTML alone.
+
+Targets: rendered and sealed in 5 s or less, peak memory under 400 MB, our overhead under
+1.3x. Run with `make bench` or `.venv/bin/python bench/sheets.py` (PostgreSQL from
+DATABASE_URL, a throwaway database).
+"""
+
+import random
+import resource
+import statistics
+import tempfile
+import time
+
+from _setup import django_on_throwaway_database
+
+CANDIDATES, ACTIONS, REPEAT = 5, 200, 3
+
+
+def build():  # type: ignore[no-untyped-def]
+    from django.contrib.auth import get_user_model
+
+    from evaluations.models import AcceptanceAction, Candidate, Project, Requirement, Solution
+    from poc.models import Outcome, Result, ResultCell
+
+    user = get_user_model().objects.create(username="bench")
+    project = Project.objects.create(name="Sheet bench · 选型评估", slug="sheet-bench")
+    solutions = list(Solution.objects.filter(kind="product"))
+    cands = Candidate.objects.bulk_create(
+        Candidate(project=project, solution=solutions[i], slug=f"c{i}", reason="bench", position=i)
+        for i in range(CANDIDATES)
+    )
+    reqs = Requirement.objects.bulk_create(
+        Requirement(
+            project=project,
+            feature=f"需求 {r}",
+            dimension="scheduling",
+            owner_team="platform",
+            position=r,
+        )
+        for r in range(ACTIONS // 10)
+    )
+    acts = AcceptanceAction.objects.bulk_create(
+        AcceptanceAction(
+            project=project,
+            requirement=reqs[a // 10],
+            key=f"action-{a}",
+            question=f"动作 {a} 在资源不足时是否给出清楚的反馈？",
+            pass_criterion="ok",
+            scenario="real_task",
+            position=a,
+        )
+        for a in range(ACTIONS)
+    )
+    rng = random.Random(7)
+    results = []
+    for c in cands:
+        for a in acts:
+            outcome = rng.choice(Outcome.values)
+            results.append(
+                Result(
+                    project=project,
+                    candidate=c,
+                    action=a,
+                    outcome=outcome,
+                    failure_cause="作业在第 40 步卡住" if outcome == "failed" else "",
+                    integration_what="LDAP" if outcome == "needs_integration" else "",
+                    integration_owner_team="ops" if outcome == "needs_integration" else "",
+                    integration_effort_days=2 if outcome == "needs_integration" else None,
+                )
+            )
+    Result.objects.bulk_create(results)
+    ResultCell.objects.bulk_create(
+        ResultCell(
+            project=project, candidate=r.candidate, action=r.action, result=r, outcome=r.outcome
+        )
+        for r in results
+    )
+    return project, user
+
+
+def main() -> None:
+    teardown = django_on_throwaway_database()
+    try:
+        from django.conf import settings
+        from django.core.management import call_command
+
+        from reports import rendering, services
+        from reports.models import Decision, Sheet, SheetStatus, SignOff
+        from reports.signing import create_self_signed_p12
+
+        settings.MEDIA_ROOT = tempfile.mkdtemp()
+        settings.SHEET_SIGNING_P12 = f"{settings.MEDIA_ROOT}/bench.p12"
+        settings.SHEET_SIGNING_PASSPHRASE = "bench"
+        create_self_signed_p12(__import__("pathlib").Path(settings.SHEET_SIGNING_P12), "bench")
+        call_command("seed_catalog", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
+        project, user = build()
+        ours, alone, pages = [], [], 0
+        for _ in range(REPEAT):
+            start = time.perf_counter()
+            sheet = services.sheet_generate(project=project, language="zh-hans", actor=None)
+            sheet = services.sheet_render(sheet_id=sheet.pk)
+            assert sheet is not None and sheet.status == SheetStatus.READY, sheet and sheet.error
+            for role in sheet.required_roles:
+                SignOff.objects.create(
+                    sheet=sheet,
+                    role=role,
+                    user=user,
+                    decision=Decision.APPROVE,
+                    sheet_sha256=sheet.sha256,
+                )
+            sheet = services.sheet_seal(sheet_id=sheet.pk)
+            assert sheet is not None and sheet.status == SheetStatus.SEALED
+            ours.append(time.perf_counter() - start)
+            pages = sheet.page_count
+            html = rendering.sheet_html(Sheet.objects.get(pk=sheet.pk))
+            start = time.perf_counter()
+            rendering.html_to_pdf(html)
+            alone.append(time.perf_counter() - start)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        ours_s, alone_s = statistics.median(ours), statistics.median(alone)
+        print(f"sheet: {CANDIDATES} candidates x {ACTIONS} actions, {pages} pages (zh-hans)")
+        print(
+            f"generate + render + seal (ours): {ours_s:.2f} s median of {REPEAT} "
+            f"(target <= 5 s): {'OK' if ours_s <= 5 else 'OVER'}"
+        )
+        print(f"WeasyPrint alone, same HTML:     {alone_s:.2f} s")
+        print(f"pages per second (ours):         {pages / ours_s:.1f}")
+        print(
+            f"overhead ratio ours / alone:     {ours_s / alone_s:.2f} (target < 1.3): "
+            f"{'OK' if ours_s / alone_s < 1.3 else 'OVER'}"
+        )
+        print(
+            f"peak memory (process RSS):       {peak_mb:.0f} MB (target < 400 MB): "
+            f"{'OK' if peak_mb < 400 else 'OVER'}"
+        )
+    finally:
+        teardown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""Sheets over the API: generate (asynchronous), read, download, sign (people only), verify."""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluations.models import Membership
+from poc.api.access import api_project, request_token
+from poc.models import TokenScope
+from reports import selectors, services
+from reports.models import Sheet
+from reports.verify import verify_pdf
+from reports.views import MAX_VERIFY_BYTES, _trusted_pem
+
+
+def _sheet_data(sheet: Sheet) -> dict[str, Any]:
+    return {
+        "id": sheet.pk,
+        "project": sheet.project.slug,
+        "revision": sheet.revision,
+        "language": sheet.language,
+        "status": sheet.status,
+        "progress": sheet.progress,
+        "sha256": sheet.sha256,
+        "sealed_sha256": sheet.sealed_sha256 or None,
+        "candidates": sheet.candidate_slugs,
+        "required_roles": sheet.required_roles,
+        "error": sheet.error or None,
+        "signoffs": [
+            {
+                "role": s.role,
+                "user": s.user.get_username(),
+                "decision": s.decision,
+                "comment": s.comment,
+                "decided_at": s.decided_at.isoformat(),
+            }
+            for s in sheet.signoffs.select_related("user")
+        ],
+    }
+
+
+def _sheet_for_caller(request: Request, sheet_id: int) -> Sheet:
+    sheet = selectors.sheet_by_id(sheet_id)
+    if sheet is None:
+        raise Http404
+    api_project(request, sheet.project.slug)
+    return sheet
+
+
+class SheetCreateInput(serializers.Serializer):
+    language = serializers.ChoiceField(choices=["zh-hans", "en"])
+    candidates = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
+
+
+class SignOffInput(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    role = serializers.CharField(required=False, default="")
+
+
+class SheetCreateApi(APIView):
+    InputSerializer = SheetCreateInput
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={202: inline_serializer("SheetQueued", {"id": serializers.IntegerField()})},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = api_project(request, slug, scope=TokenScope.RESULTS_WRITE)
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            sheet = services.sheet_generate(
+                project=project,
+                language=payload.validated_data["language"],
+                candidate_slugs=payload.validated_data["candidates"],
+                actor=None if request_token(request) else request.user,
+            )
+        except ValidationError as exc:
+            return Response({"detail": " ".join(exc.messages)}, status=400)
+        return Response(_sheet_data(sheet), status=202)
+
+
+class SheetDetailApi(APIView):
+    @extend_schema(responses=inline_serializer("Sheet", {"id": serializers.IntegerField()}))
+    def get(self, request: Request, sheet_id: int) -> Response:
+        return Response(_sheet_data(_sheet_for_caller(request, sheet_id)))
+
+
+class SheetPdfApi(APIView):
+    @extend_schema(responses={(200, "application/pdf"): bytes})
+    def get(self, request: Request, sheet_id: int) -> FileResponse:
+        sheet = _sheet_for_caller(request, sheet_id)
+        field = sheet.sealed_pdf if sheet.sealed_pdf else sheet.pdf
+        if not field:
+            raise Http404
+        return FileResponse(
+            field.open("rb"),
+            as_attachment=True,
+            content_type="application/pdf",
+            filename=f"{sheet.project.slug}-r{sheet.revision}.pdf",
+        )
+
+
+class SignOffCreateApi(APIView):
+    """Signing is a person's act: the browser session (with its CSRF token), never a token."""
+
+    authentication_classes = [SessionAuthentication]
+    InputSerializer = SignOffInput
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: inline_serializer("SignOff", {"role": serializers.CharField()})},
+    )
+    def post(self, request: Request, sheet_id: int) -> Response:
+        if request_token(request) is not None:
+            raise PermissionDenied("sign-off needs a person's session, not an API token")
+        sheet = _sheet_for_caller(request, sheet_id)
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        roles = set(
+            Membership.objects.filter(project=sheet.project, user=request.user).values_list(
+                "role", flat=True
+            )
+        ) & set(sheet.required_roles)
+        role = payload.validated_data["role"] or (next(iter(roles)) if len(roles) == 1 else "")
+        if not role:
+            return Response(
+                {
+                    "detail": "you hold several signing roles: name one in 'role'",
+                    "roles": sorted(roles),
+                }
+                if roles
+                else {"detail": "you hold no signing role in this project"},
+                status=400 if roles else 403,
+            )
+        try:
+            signoff = services.signoff_record(
+                sheet=sheet,
+                user=request.user,
+                role=role,
+                decision=payload.validated_data["decision"],
+                comment=payload.validated_data["comment"],
+                sheet_sha256=sheet.sha256,
+            )
+        except DjangoPermissionDenied as exc:
+            raise PermissionDenied(str(exc)) from None
+        except ValidationError as exc:
+            return Response({"detail": " ".join(exc.messages)}, status=409)
+        return Response(
+            {"role": signoff.role, "decision": signoff.decision, "sheet": _sheet_data(sheet)},
+            status=201,
+        )
+
+
+class SheetVerifyApi(APIView):
+    """Verify a sealed PDF sent as the request body or as multipart field `file`."""
+
+    parser_classes = [MultiPartParser, JSONParser]
+
+    @extend_schema(
+        request={"application/octet-stream": {"type": "string", "format": "binary"}},
+        responses=inline_serializer("VerifyReport", {"valid": serializers.BooleanField()}),
+    )
+    def post(self, request: Request) -> Response:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        if length > MAX_VERIFY_BYTES:
+            return Response({"detail": "over 100 MB"}, status=413)
+        content_type = request.content_type or ""
+        if content_type.startswith("multipart/"):
+            upload = request.FILES.get("file")
+            if upload is None:
+                return Response({"detail": "send the PDF as multipart field 'file'"}, status=400)
+            data = upload.read()
+        else:
+            data = request.body
+        report = verify_pdf(data, trusted_pem=_trusted_pem())
+        return Response(report.as_dict())

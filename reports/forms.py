@@ -1,0 +1,40 @@
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from reports.models import Decision
+
+
+class SheetGenerateForm(forms.Form):
+    language = forms.ChoiceField(
+        label=_("Language"), choices=[("zh-hans", "简体中文"), ("en", "English")]
+    )
+    candidates = forms.MultipleChoiceField(
+        label=_("Candidates"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("None chosen: every candidate."),
+    )
+
+    def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        field = self.fields["candidates"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = candidates
+
+
+class SignOffForm(forms.Form):
+    role = forms.CharField(widget=forms.HiddenInput)
+    sheet_sha256 = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    decision = forms.ChoiceField(
+        label=_("Decision"), choices=Decision.choices, widget=forms.RadioSelect
+    )
+    comment = forms.CharField(
+        label=_("Comment"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=5000,
+    )
+
+
+class VerifyForm(forms.Form):
+    file = forms.FileField(label=_("Signed PDF"))

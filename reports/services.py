@@ -1,0 +1,223 @@
+"""Every write to procurement sheets: generation, rendering, sign-off and sealing."""
+
+import logging
+
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from evaluations.models import Membership, Project
+from evaluations.services import event_record
+from reports import rendering, signing
+from reports.models import SIGNING_ROLES, Decision, Sheet, SheetStatus, SignOff
+from reports.snapshot import sha256_hex, snapshot_and_hash
+
+log = logging.getLogger(__name__)
+LANGUAGES = ("en", "zh-hans")
+
+
+@transaction.atomic
+def sheet_generate(
+    *, project: Project, language: str, actor: User | None, candidate_slugs: list[str] | None = None
+) -> Sheet:
+    """Freeze the project now as a new revision and queue its PDF."""
+    if language not in LANGUAGES:
+        raise ValidationError({"language": _("Choose en or zh-hans.")})
+    slugs = sorted(set(candidate_slugs or []))
+    known = set(project.candidates.values_list("slug", flat=True))
+    unknown = [s for s in slugs if s not in known]
+    if unknown:
+        raise ValidationError(
+            {"candidates": _("Unknown candidates: %(slugs)s.") % {"slugs": ", ".join(unknown)}}
+        )
+    Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise revisions
+    snapshot, text, digest = snapshot_and_hash(project, language=language, candidate_slugs=slugs)
+    revision = (Sheet.objects.filter(project=project).aggregate(m=Max("revision"))["m"] or 0) + 1
+    sheet = Sheet.objects.create(
+        project=project,
+        revision=revision,
+        language=language,
+        candidate_slugs=slugs,
+        snapshot=snapshot,
+        snapshot_json=text,
+        sha256=digest,
+        required_roles=[str(r) for r in SIGNING_ROLES],
+        generated_by=actor if actor is not None and actor.is_authenticated else None,
+    )
+    event_record(
+        project=project,
+        actor=actor,
+        verb="sheet.generated",
+        subject=f"r{revision} ({language})",
+        after={"sha256": digest},
+    )
+    from reports.tasks import sheet_render_task
+
+    transaction.on_commit(lambda: sheet_render_task.delay(sheet.pk))
+    return sheet
+
+
+def sheet_render(*, sheet_id: int) -> Sheet | None:
+    """Render the draft PDF of a sheet (run by the worker); a failure is kept on the row."""
+    sheet = Sheet.objects.select_related("project").filter(pk=sheet_id).first()
+    if sheet is None or sheet.status not in (SheetStatus.PENDING, SheetStatus.FAILED):
+        return sheet
+    Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.RENDERING, progress=10, error="")
+    try:
+        html = rendering.sheet_html(sheet)
+        Sheet.objects.filter(pk=sheet.pk).update(progress=40)
+        rendered = rendering.html_to_pdf(html)
+    except Exception as exc:  # the worker must record why, whatever broke
+        log.exception("rendering sheet %s failed", sheet.pk)
+        Sheet.objects.filter(pk=sheet.pk).update(
+            status=SheetStatus.FAILED, progress=0, error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        return Sheet.objects.get(pk=sheet.pk)
+    with transaction.atomic():
+        sheet = Sheet.objects.select_for_update().get(pk=sheet.pk)
+        sheet.pdf.save(
+            f"{sheet.project.slug}-r{sheet.revision}.pdf", ContentFile(rendered.pdf), save=False
+        )
+        sheet.page_count = rendered.pages
+        sheet.status = SheetStatus.READY
+        sheet.progress = 100
+        sheet.rendered_at = timezone.now()
+        sheet.save()
+    return sheet
+
+
+def sheet_is_stale(sheet: Sheet) -> bool:
+    _snapshot, _text, digest = snapshot_and_hash(
+        sheet.project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
+    )
+    return digest != sheet.sha256
+
+
+@transaction.atomic
+def signoff_record(
+    *, sheet: Sheet, user: User, role: str, decision: str, sheet_sha256: str, comment: str = ""
+) -> SignOff:
+    """One role's decision on this exact revision. Refused: a role the signer does not hold,
+    a second decision by a role, a stale or changed revision, a generator approving alone."""
+    sheet = Sheet.objects.select_for_update().select_related("project").get(pk=sheet.pk)
+    if not Membership.objects.filter(project=sheet.project, user=user, role=role).exists():
+        raise PermissionDenied(
+            _("You do not hold the %(role)s role in this project.") % {"role": role}
+        )
+    if role not in sheet.required_roles:
+        raise ValidationError(_("The %(role)s role does not sign this sheet.") % {"role": role})
+    if decision not in Decision.values:
+        raise ValidationError(_("Decide approve or reject."))
+    if sheet_sha256 != sheet.sha256:
+        raise ValidationError(_("This decision names another revision: reload the sheet."))
+    if sheet.status != SheetStatus.READY:
+        raise ValidationError(
+            _("This revision is not open for sign-off (%(status)s).")
+            % {"status": sheet.get_status_display()}
+        )
+    if sheet_is_stale(sheet):
+        raise ValidationError(
+            _(
+                "The project changed after this revision was generated: "
+                "generate a new revision and sign that one."
+            )
+        )
+    approvals = {s.role: s.user_id for s in sheet.signoffs.filter(decision=Decision.APPROVE)}
+    if decision == Decision.APPROVE:
+        after = {**approvals, role: user.pk}
+        complete = all(r in after for r in sheet.required_roles)
+        generator = sheet.generated_by_id
+        if complete and generator is not None and set(after.values()) == {generator}:
+            raise ValidationError(
+                _(
+                    "Separation of duties: the person who generated this "
+                    "revision cannot be its only approver."
+                )
+            )
+    try:
+        with transaction.atomic():
+            signoff = SignOff.objects.create(
+                sheet=sheet,
+                role=role,
+                user=user,
+                decision=decision,
+                comment=comment.strip(),
+                sheet_sha256=sheet.sha256,
+            )
+    except IntegrityError:
+        raise ValidationError(
+            _("The %(role)s role has already decided on this revision.") % {"role": role}
+        ) from None
+    event_record(
+        project=sheet.project,
+        actor=user,
+        verb=f"sheet.{decision}",
+        subject=f"r{sheet.revision} · {role}",
+        after={"comment": signoff.comment},
+    )
+    if decision == Decision.APPROVE and all(
+        r in {**approvals, role: user.pk} for r in sheet.required_roles
+    ):
+        from reports.tasks import sheet_seal_task
+
+        transaction.on_commit(lambda: sheet_seal_task.delay(sheet.pk))
+    return signoff
+
+
+def sheet_seal(*, sheet_id: int) -> Sheet | None:
+    """Render the final PDF with its sign-off page and sign it (run by the worker)."""
+    sheet = Sheet.objects.select_related("project").filter(pk=sheet_id).first()
+    if sheet is None or sheet.status != SheetStatus.READY:
+        return sheet
+    signoffs = list(sheet.signoffs.select_related("user"))
+    approved = {s.role for s in signoffs if s.decision == Decision.APPROVE}
+    if not all(r in approved for r in sheet.required_roles):
+        return sheet
+    identity = signing.signing_identity()
+    html = rendering.sheet_html(
+        sheet, signoffs=signoffs, signer_subject=identity.subject, self_signed=identity.self_signed
+    )
+    rendered = rendering.html_to_pdf(html)
+    sealed = signing.sign_pdf(
+        rendered.pdf, identity, reason=f"{sheet.project.slug} r{sheet.revision} approved"
+    )
+    with transaction.atomic():
+        sheet = Sheet.objects.select_for_update().get(pk=sheet.pk)
+        if sheet.status == SheetStatus.SEALED:
+            return sheet
+        sheet.sealed_pdf.save(
+            f"{sheet.project.slug}-r{sheet.revision}-signed.pdf", ContentFile(sealed), save=False
+        )
+        sheet.sealed_sha256 = sha256_hex_bytes(sealed)
+        sheet.page_count = rendered.pages
+        sheet.status = SheetStatus.SEALED
+        sheet.sealed_at = timezone.now()
+        sheet.save()
+        event_record(
+            project=sheet.project,
+            actor=None,
+            verb="sheet.sealed",
+            subject=f"r{sheet.revision}",
+            after={"sha256": sheet.sealed_sha256},
+        )
+    return sheet
+
+
+def sha256_hex_bytes(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+__all__ = [
+    "sha256_hex",
+    "sheet_generate",
+    "sheet_is_stale",
+    "sheet_render",
+    "sheet_seal",
+    "signoff_record",
+]

@@ -1,0 +1,121 @@
+"""PAdES signatures on sealed sheets (pyHanko), and the organisation's signing identity.
+
+The certificate and key come from a PKCS#12 file (SHEET_SIGNING_P12 and
+SHEET_SIGNING_PASSPHRASE). Development generates a self-signed one under var/signing/, and
+sheets signed with it say so.
+"""
+
+import datetime
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
+from django.conf import settings
+from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+from pyhanko.sign import fields, signers
+
+FIELD_NAME = "WorkbenchSeal"
+DEV_SUBJECT = "GPU Selection Workbench (development, self-signed)"
+
+
+class SigningUnavailable(Exception):
+    """No usable signing certificate: the message says what is missing."""
+
+
+@dataclass(frozen=True)
+class SigningIdentity:
+    signer: signers.SimpleSigner
+    subject: str
+    certificate_pem: bytes
+    self_signed: bool
+
+
+def create_self_signed_p12(path: Path, passphrase: str, *, subject: str = DEV_SUBJECT) -> None:
+    """A throwaway RSA-3072 certificate for development and tests, as a PKCS#12 file."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=3072)
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, subject),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "GPU Selection Workbench"),
+        ]
+    )
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=True,
+                key_cert_sign=True,
+                crl_sign=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = pkcs12.serialize_key_and_certificates(
+        b"workbench",
+        key,
+        cert,
+        None,
+        serialization.BestAvailableEncryption(passphrase.encode()),
+    )
+    path.write_bytes(data)
+    path.chmod(0o600)
+
+
+def signing_identity() -> SigningIdentity:
+    path = Path(settings.SHEET_SIGNING_P12) if settings.SHEET_SIGNING_P12 else None
+    if path is None or not path.is_file():
+        raise SigningUnavailable(
+            f"no signing certificate: SHEET_SIGNING_P12={settings.SHEET_SIGNING_P12!r} is not a "
+            "readable PKCS#12 file"
+        )
+    passphrase = settings.SHEET_SIGNING_PASSPHRASE.encode() or None
+    signer = signers.SimpleSigner.load_pkcs12(str(path), passphrase=passphrase)
+    if signer is None:
+        raise SigningUnavailable(f"{path} cannot be opened with SHEET_SIGNING_PASSPHRASE")
+    cert = signer.signing_cert
+    subject = cert.subject.human_friendly
+    return SigningIdentity(
+        signer=signer,
+        subject=subject,
+        certificate_pem=_pem(cert.dump()),
+        self_signed=cert.subject == cert.issuer,
+    )
+
+
+def _pem(der: bytes) -> bytes:
+    return x509.load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM)
+
+
+def sign_pdf(pdf: bytes, identity: SigningIdentity, *, reason: str) -> bytes:
+    """A PAdES baseline signature covering the whole document."""
+    writer = IncrementalPdfFileWriter(BytesIO(pdf))
+    metadata = signers.PdfSignatureMetadata(
+        field_name=FIELD_NAME,
+        reason=reason,
+        subfilter=fields.SigSeedSubFilter.PADES,
+        md_algorithm="sha256",
+    )
+    out = BytesIO()
+    signers.sign_pdf(writer, metadata, signer=identity.signer, output=out)
+    return out.getvalue()

@@ -1,0 +1,177 @@
+"""The frozen content of a procurement sheet: a canonical JSON document and its sha256.
+
+The snapshot holds no clock reading of its own, so building it again for an unchanged project
+gives the same bytes: a sheet whose hash no longer matches is stale.
+"""
+
+import hashlib
+import json
+from decimal import Decimal
+from typing import Any
+
+from django.utils import translation
+
+from evaluations.models import AcceptanceAction, Candidate, Project
+from poc import selectors as poc_selectors
+from poc.models import Evidence, Outcome, ResponsibilityArea, ResultCell
+
+FORMAT = "workbench-sheet/1"
+AREAS = ResponsibilityArea.values
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def build_snapshot(
+    project: Project, *, language: str, candidate_slugs: list[str]
+) -> dict[str, Any]:
+    """Everything the sheet shows, in plain data, for the chosen candidates (all if none)."""
+    with translation.override(language):
+        return _build(project, language, candidate_slugs)
+
+
+def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[str, Any]:
+    summaries = poc_selectors.comparison_for_project(project, include_all=True)
+    if candidate_slugs:
+        summaries = [s for s in summaries if s.candidate.slug in candidate_slugs]
+    chosen = [s.candidate for s in summaries]
+    actions = list(
+        AcceptanceAction.objects.filter(project=project)
+        .select_related("requirement")
+        .order_by(
+            "requirement__dimension", "requirement__position", "requirement__pk", "position", "pk"
+        )
+    )
+    outcomes = {
+        (c, a): o
+        for c, a, o in ResultCell.objects.filter(project=project, candidate__in=chosen).values_list(
+            "candidate_id", "action_id", "outcome"
+        )
+    }
+    shortlist = (
+        Candidate.objects.filter(project=project)
+        .select_related("solution")
+        .order_by("position", "pk")
+    )
+    evidence = (
+        Evidence.objects.filter(project=project, result__candidate__in=chosen)
+        .select_related("result__candidate", "result__action", "uploaded_by")
+        .order_by("uploaded_at", "pk")
+    )
+    return {
+        "format": FORMAT,
+        "language": language,
+        "project": {
+            "slug": project.slug,
+            "name": project.name,
+            "description": project.description,
+            "phase": project.phase,
+            "workloads": project.get_workloads_display(),
+            "existing_base": str(project.get_existing_base_display()),
+            "layer_needed": str(project.get_layer_needed_display()),
+            "supplier_needs": project.get_supplier_needs_display(),
+        },
+        "shortlist": [
+            {
+                "slug": c.slug,
+                "solution": c.solution.name,
+                "version": c.version,
+                "tier": c.tier,
+                "tier_label": str(c.get_tier_display()),
+                "step": str(c.get_decided_by_step_display()),
+                "reason": c.reason,
+            }
+            for c in shortlist
+        ],
+        "candidates": [_candidate(s) for s in summaries],
+        "matrix": {
+            "actions": [
+                {
+                    "key": a.key,
+                    "requirement": a.requirement.feature,
+                    "dimension": str(a.requirement.get_dimension_display()),
+                    "scenario": str(a.get_scenario_display()),
+                }
+                for a in actions
+            ],
+            "columns": [c.slug for c in chosen],
+            "rows": [
+                [outcomes.get((c.pk, a.pk), Outcome.NOT_COVERED) for c in chosen] for a in actions
+            ],
+        },
+        "evidence": [
+            {
+                "candidate": e.result.candidate.slug,
+                "action": e.result.action.key,
+                "name": e.name,
+                "kind": e.kind,
+                "sha256": e.sha256,
+                "size": e.size,
+                "url": e.url,
+                "recorded_by": e.uploaded_by.get_username() if e.uploaded_by else "",
+                "recorded_at": e.uploaded_at.isoformat(),
+            }
+            for e in evidence
+        ],
+        "probe_facts": [],
+    }
+
+
+def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
+    c = summary.candidate
+    boundary = summary.boundary
+    return {
+        "slug": c.slug,
+        "solution": c.solution.name,
+        "version": c.version,
+        "tier_label": str(c.get_tier_display()),
+        "counts": summary.counts,
+        "failed": [
+            {
+                "action": cell.action.key,
+                "question": cell.action.question,
+                "cause": cell.result.failure_cause,
+            }
+            for cell in summary.failed
+        ],
+        "not_covered": [a.key for a in summary.not_covered],
+        "needs_integration": [
+            {
+                "action": cell.action.key,
+                "what": cell.result.integration_what,
+                "owner_team": str(cell.result.get_integration_owner_team_display()),
+                "effort_days": str(cell.result.integration_effort_days or Decimal(0)),
+            }
+            for cell in summary.needs_integration
+        ],
+        "integration_total_days": str(summary.integration_effort),
+        "responsibilities": [
+            {
+                "area": str(r.get_area_display()),
+                "party": str(r.get_party_display()),
+                "person": r.person,
+                "escalation": r.escalation,
+            }
+            for r in sorted(summary.responsibilities.values(), key=lambda r: AREAS.index(r.area))
+        ],
+        "gaps": [label for _value, label in summary.responsibility_gaps],
+        "boundary": {
+            "license_model": boundary.license_model if boundary else "",
+            "support_terms": boundary.support_terms if boundary else "",
+            "upgrade_cadence": boundary.upgrade_cadence if boundary else "",
+            "exit_plan": boundary.exit_plan if boundary else "",
+        },
+    }
+
+
+def snapshot_and_hash(
+    project: Project, *, language: str, candidate_slugs: list[str]
+) -> tuple[dict[str, Any], str, str]:
+    snapshot = build_snapshot(project, language=language, candidate_slugs=candidate_slugs)
+    text = canonical_json(snapshot)
+    return json.loads(text), text, sha256_hex(text)

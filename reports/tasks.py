@@ -1,0 +1,13 @@
+from celery import Task, shared_task
+
+from reports.services import sheet_render, sheet_seal
+
+
+@shared_task(bind=True, acks_late=True, max_retries=3)
+def sheet_render_task(self: Task, sheet_id: int) -> None:
+    sheet_render(sheet_id=sheet_id)
+
+
+@shared_task(bind=True, acks_late=True, max_retries=3, default_retry_delay=30)
+def sheet_seal_task(self: Task, sheet_id: int) -> None:
+    sheet_seal(sheet_id=sheet_id)

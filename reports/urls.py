@@ -1,0 +1,16 @@
+from django.urls import path
+
+from reports import views
+
+app_name = "reports"
+
+urlpatterns = [
+    path("projects/<slug:slug>/sheets/", views.sheets, name="sheets"),
+    path("projects/<slug:slug>/sheets/<int:revision>/", views.sheet, name="sheet"),
+    path("projects/<slug:slug>/sheets/<int:revision>/pdf/", views.sheet_pdf, name="sheet_pdf"),
+    path(
+        "projects/<slug:slug>/sheets/<int:revision>/retry/", views.sheet_retry, name="sheet_retry"
+    ),
+    path("projects/<slug:slug>/export/<slug:table>.<str:fmt>", views.export, name="export"),
+    path("sheets/verify/", views.verify, name="verify"),
+]

@@ -1,0 +1,115 @@
+"""Checking a sealed sheet: is the signature intact, does it cover the whole file, who signed
+and when, which revision it claims, and does that revision's stored hash match."""
+
+import re
+from dataclasses import dataclass, field
+from io import BytesIO
+
+from pyhanko.pdf_utils.reader import PdfFileReader
+from pyhanko.sign.validation import validate_pdf_signature
+from pyhanko.sign.validation.status import SignatureCoverageLevel
+from pyhanko_certvalidator import ValidationContext
+
+from reports.models import Sheet
+
+KEYWORDS = re.compile(r"workbench-sheet;project=([\w-]+);revision=(\d+);sha256=([0-9a-f]{64})")
+
+
+@dataclass
+class VerifyReport:
+    valid: bool = False
+    intact: bool = False
+    covers_whole_file: bool = False
+    signer: str = ""
+    signed_at: str = ""
+    project: str = ""
+    revision: int | None = None
+    content_sha256: str = ""
+    matches_stored_snapshot: bool | None = None
+    trusted_signer: bool | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def verify_pdf(data: bytes, *, trusted_pem: bytes | None = None) -> VerifyReport:
+    report = VerifyReport()
+    if not data.startswith(b"%PDF-"):
+        report.problems.append("not a PDF file")
+        return report
+    try:
+        reader = PdfFileReader(BytesIO(data), strict=False)
+        signatures = reader.embedded_signatures
+    except Exception as exc:  # a damaged file must give a reason, never a crash
+        report.problems.append(f"unreadable PDF: {type(exc).__name__}: {exc}"[:300])
+        return report
+    if not signatures:
+        report.problems.append("the PDF carries no signature")
+    _read_keywords(reader, report)
+    for signature in signatures[-1:]:
+        try:
+            context = _context(trusted_pem)
+            status = validate_pdf_signature(signature, context)
+        except Exception as exc:
+            report.problems.append(
+                f"signature cannot be checked: {type(exc).__name__}: {exc}"[:300]
+            )
+            break
+        report.intact = bool(status.intact)
+        report.covers_whole_file = status.coverage == SignatureCoverageLevel.ENTIRE_FILE
+        report.signer = status.signing_cert.subject.human_friendly
+        report.signed_at = (
+            status.signer_reported_dt.isoformat() if status.signer_reported_dt else ""
+        )
+        report.trusted_signer = bool(status.trusted) if trusted_pem else None
+        if not status.intact:
+            report.problems.append("the signed bytes were changed (digest mismatch)")
+        if not status.valid:
+            report.problems.append("the signature value does not verify")
+        if not report.covers_whole_file:
+            report.problems.append("the signature does not cover the whole file")
+        report.valid = bool(status.intact and status.valid and report.covers_whole_file)
+    _match_stored(report)
+    if report.matches_stored_snapshot is False:
+        report.valid = False
+    return report
+
+
+def _context(trusted_pem: bytes | None) -> ValidationContext:
+    if trusted_pem:
+        from asn1crypto import pem, x509
+
+        _type, _headers, der = pem.unarmor(trusted_pem)
+        return ValidationContext(trust_roots=[x509.Certificate.load(der)], allow_fetching=False)
+    return ValidationContext(allow_fetching=False)
+
+
+def _read_keywords(reader: PdfFileReader, report: VerifyReport) -> None:
+    try:
+        info = reader.trailer_view.get("/Info")
+        keywords = str(info.get_object().get("/Keywords", "")) if info else ""
+    except Exception:
+        keywords = ""
+    found = KEYWORDS.search(keywords)
+    if not found:
+        report.problems.append("no workbench sheet identity in the PDF metadata")
+        return
+    report.project, report.revision, report.content_sha256 = (
+        found.group(1),
+        int(found.group(2)),
+        found.group(3),
+    )
+
+
+def _match_stored(report: VerifyReport) -> None:
+    if not report.project or report.revision is None:
+        return
+    sheet = Sheet.objects.filter(project__slug=report.project, revision=report.revision).first()
+    if sheet is None:
+        report.matches_stored_snapshot = False
+        report.problems.append("no such revision is stored here")
+        return
+    report.matches_stored_snapshot = sheet.sha256 == report.content_sha256
+    if not report.matches_stored_snapshot:
+        report.problems.append("the content hash differs from the stored snapshot")

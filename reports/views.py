@@ -1,0 +1,174 @@
+"""Browser pages for procurement sheets: generate, follow rendering, sign off, download,
+verify, and export the tables for spreadsheets."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from evaluations import selectors as evaluation_selectors
+from evaluations.models import Project
+from reports import exports, selectors, services
+from reports.forms import SheetGenerateForm, SignOffForm, VerifyForm
+from reports.models import Decision, SheetStatus
+from reports.verify import verify_pdf
+from workbench.forms import form_add_service_error
+from workbench.typing import AuthedHttpRequest
+
+MAX_VERIFY_BYTES = 100 * 1024 * 1024
+
+
+def _candidate_choices(project: Project) -> list[tuple[str, str]]:
+    return [
+        (c.slug, f"{c.solution.name} {c.version}".strip())
+        for c in evaluation_selectors.shortlist_candidates(project)
+    ]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def sheets(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
+    form = SheetGenerateForm(request.POST or None, candidates=_candidate_choices(access.project))
+    if request.method == "POST" and form.is_valid():
+        try:
+            sheet = services.sheet_generate(
+                project=access.project,
+                language=form.cleaned_data["language"],
+                candidate_slugs=form.cleaned_data["candidates"],
+                actor=request.user,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            return redirect("reports:sheet", slug=slug, revision=sheet.revision)
+    return render(
+        request,
+        "reports/sheets.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "sheets",
+            "form": form,
+            "sheets": selectors.sheets_for_project(access.project),
+            "tables": exports.TABLES,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    current = selectors.sheet_for_project(access.project, revision)
+    errors: list[str] = []
+    if request.method == "POST":
+        form = SignOffForm(request.POST)
+        if form.is_valid():
+            try:
+                services.signoff_record(sheet=current, user=request.user, **form.cleaned_data)
+            except PermissionDenied:
+                raise
+            except ValidationError as exc:
+                errors = exc.messages
+            else:
+                messages.success(request, _("Your decision is recorded."))
+                return redirect("reports:sheet", slug=slug, revision=revision)
+        else:
+            errors = [str(e) for es in form.errors.values() for e in es]
+    decided = {s.role: s for s in current.signoffs.select_related("user")}
+    stale = current.status in (
+        SheetStatus.READY,
+        SheetStatus.PENDING,
+        SheetStatus.RENDERING,
+    ) and services.sheet_is_stale(current)
+    my_open_roles = [r for r in access.roles if r in current.required_roles and r not in decided]
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "sheets",
+        "sheet": current,
+        "decided": decided,
+        "stale": stale,
+        "errors": errors,
+        "open_roles": my_open_roles if current.status == SheetStatus.READY and not stale else [],
+        "decisions": Decision.choices,
+        "required": [(r, decided.get(r)) for r in current.required_roles],
+    }
+    if request.htmx:
+        return render(request, "reports/sheet_status.html#status", context)
+    return render(request, "reports/sheet_detail.html", context, status=422 if errors else 200)
+
+
+@login_required
+def sheet_pdf(request: AuthedHttpRequest, slug: str, revision: int) -> FileResponse:
+    """The sealed PDF once signed, else the draft; members only, always as a download."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    current = selectors.sheet_for_project(access.project, revision)
+    field = current.sealed_pdf if current.sealed_pdf else current.pdf
+    if not field:
+        raise Http404
+    suffix = "signed" if current.sealed_pdf else "draft"
+    return FileResponse(
+        field.open("rb"),
+        as_attachment=True,
+        content_type="application/pdf",
+        filename=f"{slug}-r{revision}-{suffix}.pdf",
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def verify(request: AuthedHttpRequest) -> HttpResponse:
+    form = VerifyForm(request.POST or None, request.FILES or None)
+    report = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        if upload.size > MAX_VERIFY_BYTES:
+            form.add_error("file", _("The file is larger than 100 MB."))
+        else:
+            report = verify_pdf(upload.read(), trusted_pem=_trusted_pem())
+            if report.project and not evaluation_selectors.is_member(request.user, report.project):
+                report.matches_stored_snapshot = None  # not a member: say nothing about storage
+    return render(request, "reports/verify.html", {"form": form, "report": report})
+
+
+def _trusted_pem() -> bytes | None:
+    from reports.signing import SigningUnavailable, signing_identity
+
+    try:
+        return signing_identity().certificate_pem
+    except (SigningUnavailable, ValueError, OSError):
+        return None
+
+
+@login_required
+def export(request: AuthedHttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    if table not in exports.TABLES or fmt not in ("csv", "xlsx"):
+        raise Http404
+    rows = exports.table_rows(access.project, table)
+    if fmt == "csv":
+        response = HttpResponse(exports.to_csv(rows), content_type="text/csv; charset=utf-8")
+    else:
+        response = HttpResponse(
+            exports.to_xlsx(rows, table),
+            content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        )
+    response["Content-Disposition"] = f'attachment; filename="{slug}-{table}.{fmt}"'
+    return response
+
+
+@login_required
+@require_POST
+def sheet_retry(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug, write=True)
+    current = selectors.sheet_for_project(access.project, revision)
+    if current.status == SheetStatus.FAILED:
+        from reports.tasks import sheet_render_task
+
+        sheet_render_task.delay(current.pk)
+    return redirect("reports:sheet", slug=slug, revision=revision)

@@ -1,0 +1,234 @@
+"""Procurement sheets: frozen snapshots, sign-off rules, PDF in Chinese, seal and verify."""
+
+import subprocess
+from typing import Any
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.urls import reverse
+
+from evaluations.models import Project
+from poc import services as poc_services
+from reports import services
+from reports.models import Sheet, SheetStatus, SignOff
+from reports.snapshot import snapshot_and_hash
+from reports.verify import verify_pdf
+
+pytestmark = pytest.mark.django_db
+
+
+def _ready(sheet: Sheet) -> Sheet:
+    """Mark a sheet rendered without spending seconds on a PDF (the rules do not need one)."""
+    Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.READY)
+    sheet.refresh_from_db()
+    return sheet
+
+
+def _sign(sheet: Sheet, user: Any, role: str, decision: str = "approve") -> SignOff:
+    return services.signoff_record(
+        sheet=sheet, user=user, role=role, decision=decision, sheet_sha256=sheet.sha256
+    )
+
+
+def test_revisions_and_a_stable_hash(evaluation) -> None:
+    alpha = evaluation["alpha"]
+    first = services.sheet_generate(project=alpha, language="en", actor=evaluation["alice"])
+    second = services.sheet_generate(project=alpha, language="en", actor=evaluation["alice"])
+    assert (first.revision, second.revision) == (1, 2)
+    assert first.sha256 == second.sha256  # nothing changed in between
+    _snapshot, text, digest = snapshot_and_hash(alpha, language="en", candidate_slugs=[])
+    assert digest == first.sha256 and text == first.snapshot_json
+    candidate = first.snapshot["candidates"][0]
+    assert candidate["counts"] == {
+        "passed": 1,
+        "failed": 1,
+        "not_covered": 0,
+        "needs_integration": 1,
+    }
+    assert candidate["integration_total_days"] == "3.5"
+    assert len(candidate["gaps"]) == 11
+    assert not services.sheet_is_stale(first)
+    poc_services.result_record(
+        candidate=evaluation["volcano"],
+        action=evaluation["actions"][0],
+        outcome="failed",
+        failure_cause="regressed",
+        change_reason="rerun",
+        actor=None,
+    )
+    assert services.sheet_is_stale(first)
+
+
+def test_generation_refuses_bad_input(evaluation) -> None:
+    with pytest.raises(ValidationError):
+        services.sheet_generate(project=evaluation["alpha"], language="fr", actor=None)
+    with pytest.raises(ValidationError, match="Unknown candidates"):
+        services.sheet_generate(
+            project=evaluation["alpha"], language="en", actor=None, candidate_slugs=["nobody"]
+        )
+    assert not Sheet.objects.exists()
+
+
+def test_signoff_rules(evaluation) -> None:
+    sheet = _ready(
+        services.sheet_generate(project=evaluation["alpha"], language="en", actor=evaluation["bob"])
+    )
+    with pytest.raises(PermissionDenied):  # bob is ops, not procurement
+        _sign(sheet, evaluation["bob"], "procurement")
+    with pytest.raises(ValidationError, match="another revision"):
+        services.signoff_record(
+            sheet=sheet,
+            user=evaluation["bob"],
+            role="ops",
+            decision="approve",
+            sheet_sha256="0" * 64,
+        )
+    assert not SignOff.objects.exists()
+    _sign(sheet, evaluation["procurement"], "procurement", "reject")
+    with pytest.raises(ValidationError, match="already decided"):
+        _sign(sheet, evaluation["procurement"], "procurement")
+    # One person with two roles signs each of them, separately and visibly.
+    _sign(sheet, evaluation["alice"], "platform")
+    _sign(sheet, evaluation["alice"], "architecture")
+    roles = dict(SignOff.objects.values_list("role", "decision"))
+    assert roles == {"procurement": "reject", "platform": "approve", "architecture": "approve"}
+
+
+def test_a_stale_revision_cannot_be_signed(evaluation) -> None:
+    sheet = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=None))
+    Project.objects.filter(pk=evaluation["alpha"].pk).update(description="changed afterwards")
+    with pytest.raises(ValidationError, match="changed after this revision"):
+        _sign(sheet, evaluation["bob"], "ops")
+    assert not SignOff.objects.exists()
+
+
+def test_the_generator_cannot_be_the_only_approver(evaluation) -> None:
+    from evaluations.services import membership_set
+
+    solo = evaluation["alice"]
+    for role in ("procurement", "business", "ops"):
+        membership_set(project=evaluation["alpha"], user=solo, role=role, actor=None)
+    sheet = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=solo))
+    for role in ("platform", "architecture", "procurement", "business"):
+        _sign(sheet, solo, role)
+    with pytest.raises(ValidationError, match="Separation of duties"):
+        _sign(sheet, solo, "ops")
+    _sign(sheet, evaluation["bob"], "ops")  # someone else completes it
+    assert SignOff.objects.filter(sheet=sheet, decision="approve").count() == 5
+
+
+def test_render_seal_and_verify_independently(evaluation, tmp_path) -> None:
+    """One full pass (rendering takes seconds): Chinese PDF with embedded CJK fonts, five
+    approvals, the PAdES seal, our verifier and poppler's pdfsig, and single-byte tampering."""
+    sheet = services.sheet_generate(
+        project=evaluation["alpha"], language="zh-hans", actor=evaluation["bob"]
+    )
+    sheet = services.sheet_render(sheet_id=sheet.pk)
+    assert sheet.status == SheetStatus.READY, sheet.error
+    draft = tmp_path / "draft.pdf"
+    draft.write_bytes(sheet.pdf.read())
+    fonts = subprocess.run(["pdffonts", str(draft)], capture_output=True, text=True, check=True)
+    cjk = [line for line in fonts.stdout.splitlines() if "CJK" in line]
+    assert cjk and all(" yes " in line for line in cjk), fonts.stdout
+    text = subprocess.run(
+        ["pdftotext", str(draft), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "训练作业在第 40 步卡住" in text and "短名单" in text
+
+    for user, role in (
+        (evaluation["alice"], "platform"),
+        (evaluation["architecture"], "architecture"),
+        (evaluation["procurement"], "procurement"),
+        (evaluation["business"], "business"),
+        (evaluation["bob"], "ops"),
+    ):
+        _sign(sheet, user, role)
+    sheet = services.sheet_seal(sheet_id=sheet.pk)
+    assert sheet.status == SheetStatus.SEALED
+    sealed_bytes = sheet.sealed_pdf.read()
+    sealed = tmp_path / "sealed.pdf"
+    sealed.write_bytes(sealed_bytes)
+
+    report = verify_pdf(sealed_bytes)
+    assert report.valid and report.intact and report.covers_whole_file, report.problems
+    assert (report.project, report.revision, report.content_sha256) == ("alpha", 1, sheet.sha256)
+    assert report.matches_stored_snapshot is True
+    assert "Workbench Test Organisation" in report.signer
+    pdfsig = subprocess.run(["pdfsig", str(sealed)], capture_output=True, text=True)
+    assert "Signature Validation: Signature is Valid." in pdfsig.stdout, pdfsig.stdout
+    assert "Total document signed" in pdfsig.stdout
+    signoff_text = subprocess.run(
+        ["pdftotext", str(sealed), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "procurement-lead" in signoff_text
+
+    # Flip one byte anywhere in the signed ranges: both verifiers must fail.
+    for position in (len(sealed_bytes) // 10, len(sealed_bytes) // 2, len(sealed_bytes) - 100):
+        tampered = bytearray(sealed_bytes)
+        tampered[position] ^= 0x01
+        target = tmp_path / f"tampered-{position}.pdf"
+        target.write_bytes(bytes(tampered))
+        ours = verify_pdf(bytes(tampered))
+        assert not ours.valid, position
+        theirs = subprocess.run(["pdfsig", str(target)], capture_output=True, text=True)
+        assert "Signature is Valid." not in theirs.stdout, (position, theirs.stdout)
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "not a PDF"),
+        (b"hello world", "not a PDF"),
+        (b"%PDF-1.7\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF", "unreadable PDF"),
+        (b"%PDF-1.7\n" + b"\x00" * 100, ""),
+    ],
+)
+def test_bad_files_are_invalid_with_a_reason(data, reason) -> None:
+    report = verify_pdf(data)
+    assert not report.valid
+    assert report.problems
+    assert reason in " ".join(report.problems)
+
+
+def test_browser_pages_and_the_signoff_form(evaluation, login) -> None:
+    client = login(evaluation["bob"])
+    response = client.post(reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "en"})
+    sheet = Sheet.objects.get()
+    assert response["Location"] == reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
+    _ready(sheet)
+    url = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
+    page = client.get(url).content.decode()
+    assert "Your decision as ops" in page and "Your decision as procurement" not in page
+    bad = client.post(url, {"role": "ops", "sheet_sha256": "1" * 64, "decision": "approve"})
+    assert bad.status_code == 422 and "another revision" in bad.content.decode()
+    assert (
+        client.post(
+            url,
+            {
+                "role": "ops",
+                "sheet_sha256": sheet.sha256,
+                "decision": "reject",
+                "comment": "costs unclear",
+            },
+        ).status_code
+        == 302
+    )
+    assert "costs unclear" in client.get(url).content.decode()
+    assert (
+        client.post(
+            url, {"role": "procurement", "sheet_sha256": sheet.sha256, "decision": "approve"}
+        ).status_code
+        == 403
+    )
+    assert login(evaluation["charlie"]).get(url).status_code == 404
+    assert SignOff.objects.count() == 1
+
+
+def test_production_refuses_to_start_without_a_certificate(settings) -> None:
+    from reports.checks import signing_certificate_check
+
+    settings.PRODUCTION = True
+    settings.SHEET_SIGNING_P12 = "/nonexistent/org.p12"
+    errors = signing_certificate_check()
+    assert [e.id for e in errors] == ["reports.E001"]
+    assert "not a readable PKCS#12" in errors[0].msg

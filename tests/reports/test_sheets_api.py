@@ -1,0 +1,139 @@
+"""Sheets over the API and the spreadsheet exports; rendering by a real worker."""
+
+import csv
+import io
+
+import pytest
+from django.conf import settings as django_settings
+from django.urls import reverse
+from openpyxl import load_workbook
+from rest_framework.test import APIClient
+
+from reports import services
+from reports.models import Sheet, SheetStatus, SignOff
+from tests.poc.api_helpers import token_client
+from tests.workers import celery_worker, wait_until
+from workbench.celery import app as celery_app
+
+
+@pytest.mark.django_db
+def test_generate_read_and_sign_through_the_api(evaluation) -> None:
+    client, _token, _raw = token_client(evaluation["alpha"])
+    response = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json")
+    assert response.status_code == 202
+    sheet = Sheet.objects.get(pk=response.json()["id"])
+    assert response.json()["status"] == "pending" and response.json()["sha256"] == sheet.sha256
+    assert (
+        client.post("/api/v1/projects/beta/sheets/", {"language": "en"}, format="json").status_code
+        == 404
+    )
+    Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.READY)
+    # A token cannot sign: signing is a person's act.
+    refused = client.post(
+        f"/api/v1/sheets/{sheet.pk}/signoffs/", {"decision": "approve"}, format="json"
+    )
+    assert refused.status_code in (401, 403)
+    person = APIClient()
+    person.force_login(evaluation["bob"])
+    signed = person.post(
+        f"/api/v1/sheets/{sheet.pk}/signoffs/",
+        {"decision": "reject", "comment": "exit plan missing"},
+        format="json",
+    )
+    assert signed.status_code == 201 and signed.json()["role"] == "ops"
+    again = person.post(
+        f"/api/v1/sheets/{sheet.pk}/signoffs/", {"decision": "approve"}, format="json"
+    )
+    assert again.status_code == 409
+    alice = APIClient()
+    alice.force_login(evaluation["alice"])  # platform and architecture: must name the role
+    assert (
+        alice.post(
+            f"/api/v1/sheets/{sheet.pk}/signoffs/", {"decision": "approve"}, format="json"
+        ).status_code
+        == 400
+    )
+    outsider = APIClient()
+    outsider.force_login(evaluation["charlie"])
+    assert outsider.get(f"/api/v1/sheets/{sheet.pk}/").status_code == 404
+    detail = client.get(f"/api/v1/sheets/{sheet.pk}/").json()
+    assert detail["signoffs"][0]["comment"] == "exit plan missing"
+    assert SignOff.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_verify_api_never_fails_with_a_server_error(evaluation) -> None:
+    client = APIClient()
+    client.force_login(evaluation["bob"])
+    for body in (b"", b"%PDF-1.4 truncated", b"\x00\xff" * 50):
+        response = client.post("/api/v1/sheets/verify/", body, content_type="application/pdf")
+        assert response.status_code == 200
+        assert response.json()["valid"] is False and response.json()["problems"]
+
+
+@pytest.mark.django_db
+def test_exports_carry_the_same_numbers(evaluation, login) -> None:
+    client = login(evaluation["bob"])
+    url = reverse("reports:export", kwargs={"slug": "alpha", "table": "comparison", "fmt": "csv"})
+    rows = list(csv.reader(io.StringIO(client.get(url).content.decode("utf-8-sig"))))
+    assert rows[0][:6] == [
+        "candidate",
+        "tier",
+        "passed",
+        "failed",
+        "not_covered",
+        "needs_integration",
+    ]
+    assert rows[1][:8] == ["volcano", "validate_first", "1", "1", "0", "1", "3.5", "11"]
+    xlsx = client.get(
+        reverse("reports:export", kwargs={"slug": "alpha", "table": "matrix", "fmt": "xlsx"})
+    )
+    book = load_workbook(io.BytesIO(xlsx.content))
+    values = [[c.value for c in row] for row in book.active.iter_rows()]
+    assert values[0] == ["action", "volcano"]
+    assert ["real-job", "failed"] in values
+    assert login(evaluation["charlie"]).get(url).status_code == 404
+    bad = reverse("reports:export", kwargs={"slug": "alpha", "table": "secrets", "fmt": "csv"})
+    assert client.get(bad).status_code == 404
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_renders_the_sheet_on_the_reports_queue(evaluation, login, settings):
+    celery_app.control.purge()
+    db = django_settings.DATABASES["default"]
+    database_url = (
+        f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:"
+        f"{db['PORT'] or 5432}/{db['NAME']}"
+    )
+    env = {
+        "DATABASE_URL": database_url,
+        "MEDIA_ROOT": settings.MEDIA_ROOT,
+        "SHEET_SIGNING_P12": settings.SHEET_SIGNING_P12,
+        "SHEET_SIGNING_PASSPHRASE": settings.SHEET_SIGNING_PASSPHRASE,
+    }
+    with celery_worker(env, queues="reports") as worker:
+        client = login(evaluation["bob"])
+        client.post(reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "zh-hans"})
+        sheet = Sheet.objects.get()
+
+        def rendered() -> bool:
+            sheet.refresh_from_db()
+            return sheet.status in (SheetStatus.READY, SheetStatus.FAILED)
+
+        try:
+            wait_until(rendered, seconds=90, what="the worker to render the sheet")
+        except AssertionError:
+            worker.terminate()
+            raise AssertionError(worker.communicate(timeout=15)[0][-3000:]) from None
+        assert sheet.status == SheetStatus.READY, sheet.error
+        assert sheet.page_count >= 2
+        status = client.get(
+            reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1}),
+            headers={"HX-Request": "true"},
+        ).content.decode()
+        assert "hx-trigger" not in status  # finished: the page stops polling
+        pdf = client.get(reverse("reports:sheet_pdf", kwargs={"slug": "alpha", "revision": 1}))
+        assert pdf["Content-Disposition"].startswith("attachment;")
+        assert b"".join(pdf.streaming_content).startswith(b"%PDF-")
+    assert services.sheet_is_stale(sheet) is False
