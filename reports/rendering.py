@@ -30,6 +30,8 @@ def sheet_html(
     signoffs: list[SignOff] | None = None,
     signer_subject: str = "",
     self_signed: bool = False,
+    signoff_only: bool = False,
+    total_pages: int = 0,
 ) -> str:
     snapshot: dict[str, Any] = sheet.snapshot
     with translation.override(sheet.language):
@@ -46,6 +48,8 @@ def sheet_html(
                 "signoffs": signoffs or [],
                 "signer_subject": signer_subject,
                 "self_signed": self_signed,
+                "signoff_only": signoff_only,
+                "total_pages": total_pages,
             },
         )
 
@@ -55,3 +59,21 @@ def html_to_pdf(html: str) -> Rendered:
 
     document = HTML(string=html, base_url=".").render()
     return Rendered(pdf=document.write_pdf(), pages=len(document.pages))
+
+
+def replace_last_page(pdf: bytes, page_pdf: bytes) -> bytes:
+    """The document with its last page (the sign-off placeholder) replaced by the one page of
+    `page_pdf`: sealing then renders one page, not the whole sheet again."""
+    from io import BytesIO
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(BytesIO(pdf)))
+    writer.remove_page(len(writer.pages) - 1)
+    replacement = PdfReader(BytesIO(page_pdf))
+    if len(replacement.pages) != 1:
+        raise ValueError(f"the sign-off page rendered as {len(replacement.pages)} pages")
+    writer.add_page(replacement.pages[0])
+    out = BytesIO()
+    writer.write(out)
+    return out.getvalue()

@@ -169,7 +169,7 @@ def signoff_record(
 
 
 def sheet_seal(*, sheet_id: int) -> Sheet | None:
-    """Render the final PDF with its sign-off page and sign it (run by the worker)."""
+    """Put the sign-off page into the draft and sign the whole file (run by the worker)."""
     sheet = Sheet.objects.select_related("project").filter(pk=sheet_id).first()
     if sheet is None or sheet.status != SheetStatus.READY:
         return sheet
@@ -178,12 +178,22 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
     if not all(r in approved for r in sheet.required_roles):
         return sheet
     identity = signing.signing_identity()
-    html = rendering.sheet_html(
-        sheet, signoffs=signoffs, signer_subject=identity.subject, self_signed=identity.self_signed
+    # Only the sign-off page is rendered now; it replaces the draft's placeholder last page.
+    signed_page = rendering.html_to_pdf(
+        rendering.sheet_html(
+            sheet,
+            signoffs=signoffs,
+            signer_subject=identity.subject,
+            self_signed=identity.self_signed,
+            signoff_only=True,
+            total_pages=sheet.page_count,
+        )
     )
-    rendered = rendering.html_to_pdf(html)
+    with sheet.pdf.open("rb") as handle:
+        draft = handle.read()
+    final = rendering.replace_last_page(draft, signed_page.pdf)
     sealed = signing.sign_pdf(
-        rendered.pdf, identity, reason=f"{sheet.project.slug} r{sheet.revision} approved"
+        final, identity, reason=f"{sheet.project.slug} r{sheet.revision} approved"
     )
     with transaction.atomic():
         sheet = Sheet.objects.select_for_update().get(pk=sheet.pk)
@@ -193,7 +203,6 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
             f"{sheet.project.slug}-r{sheet.revision}-signed.pdf", ContentFile(sealed), save=False
         )
         sheet.sealed_sha256 = sha256_hex_bytes(sealed)
-        sheet.page_count = rendered.pages
         sheet.status = SheetStatus.SEALED
         sheet.sealed_at = timezone.now()
         sheet.save()

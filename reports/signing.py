@@ -6,9 +6,12 @@ sheets signed with it say so.
 """
 
 import datetime
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -107,6 +110,13 @@ def _pem(der: bytes) -> bytes:
     return x509.load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM)
 
 
+def outside_event_loop[T](function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run pyHanko's synchronous helpers, which call asyncio.run(), in a thread of their own:
+    under an ASGI server (or any running event loop) they would fail in the caller's thread."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(function, *args, **kwargs).result()
+
+
 def sign_pdf(pdf: bytes, identity: SigningIdentity, *, reason: str) -> bytes:
     """A PAdES baseline signature covering the whole document."""
     writer = IncrementalPdfFileWriter(BytesIO(pdf))
@@ -117,5 +127,5 @@ def sign_pdf(pdf: bytes, identity: SigningIdentity, *, reason: str) -> bytes:
         md_algorithm="sha256",
     )
     out = BytesIO()
-    signers.sign_pdf(writer, metadata, signer=identity.signer, output=out)
+    outside_event_loop(signers.sign_pdf, writer, metadata, signer=identity.signer, output=out)
     return out.getvalue()

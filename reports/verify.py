@@ -11,6 +11,7 @@ from pyhanko.sign.validation.status import SignatureCoverageLevel
 from pyhanko_certvalidator import ValidationContext
 
 from reports.models import Sheet
+from reports.signing import outside_event_loop
 
 KEYWORDS = re.compile(r"workbench-sheet;project=([\w-]+);revision=(\d+);sha256=([0-9a-f]{64})")
 
@@ -50,7 +51,7 @@ def verify_pdf(data: bytes, *, trusted_pem: bytes | None = None) -> VerifyReport
     for signature in signatures[-1:]:
         try:
             context = _context(trusted_pem)
-            status = validate_pdf_signature(signature, context)
+            status = outside_event_loop(validate_pdf_signature, signature, context)
         except Exception as exc:
             report.problems.append(
                 f"signature cannot be checked: {type(exc).__name__}: {exc}"[:300]
