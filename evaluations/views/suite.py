@@ -80,19 +80,19 @@ def _requirement_response(
     status: int = 200,
     **extra: Any,
 ) -> HttpResponse:
-    """The requirement card (HTMX) or, for plain browsers, the suite page."""
+    """The requirement card for HTMX. Plain browsers get the requirement's own page for a GET
+    or a refused POST, and go back to the suite after a successful POST."""
     if not request.htmx:
-        if status >= 400:
-            extra.setdefault(
-                "requirement", selectors.requirement_for_project(access.project, requirement_id)
-            )
-            return render(
-                request,
-                "evaluations/requirement_page.html",
-                {"access": access, "project": access.project, "tab": "suite", **extra},
-                status=status,
-            )
-        return redirect(_suite_url(access.project.slug) + f"#requirement-{requirement_id}")
+        if request.method != "GET" and status < 400:
+            return redirect(_suite_url(access.project.slug) + f"#requirement-{requirement_id}")
+        context = {
+            "access": access,
+            "project": access.project,
+            "tab": "suite",
+            "requirement": selectors.requirement_for_project(access.project, requirement_id),
+            **extra,
+        }
+        return render(request, "evaluations/requirement_page.html", context, status=status)
     context = {
         "access": access,
         "project": access.project,
@@ -114,21 +114,12 @@ def requirement_detail(request: AuthedHttpRequest, slug: str, requirement_id: in
             initial={f: getattr(requirement, f) for f in services.suite.REQUIREMENT_FIELDS},
             prefix=f"req{requirement.pk}",
         )
-        if not request.htmx:
-            return render(
-                request,
-                "evaluations/requirement_page.html",
-                {
-                    "access": access,
-                    "project": access.project,
-                    "tab": "suite",
-                    "requirement": requirement,
-                    "requirement_form": form,
-                    "editing_requirement": True,
-                },
-            )
         return _requirement_response(
-            request, access, requirement.pk, requirement_form=form, editing_requirement=editing
+            request,
+            access,
+            requirement.pk,
+            requirement_form=form,
+            editing_requirement=editing or not request.htmx,
         )
     form = RequirementForm(request.POST, prefix=f"req{requirement.pk}")
     if form.is_valid():
@@ -200,19 +191,6 @@ def action_add(request: AuthedHttpRequest, slug: str, requirement_id: int) -> Ht
     if request.method == "GET":
         suggested = services.unique_action_key(access.project, requirement.feature)
         form = ActionForm(initial={"key": suggested}, prefix=prefix)
-        if not request.htmx:
-            return render(
-                request,
-                "evaluations/requirement_page.html",
-                {
-                    "access": access,
-                    "project": access.project,
-                    "tab": "suite",
-                    "requirement": requirement,
-                    "action_form": form,
-                    "adding_action": True,
-                },
-            )
         return _requirement_response(
             request, access, requirement.pk, action_form=form, adding_action=True
         )
@@ -239,21 +217,6 @@ def action_detail(request: AuthedHttpRequest, slug: str, action_id: int) -> Http
     if request.method == "GET":
         initial = {name: getattr(action, name) for name in services.suite.ACTION_FIELDS}
         form = ActionForm(initial=initial, prefix=prefix)
-        if not request.htmx:
-            return render(
-                request,
-                "evaluations/requirement_page.html",
-                {
-                    "access": access,
-                    "project": access.project,
-                    "tab": "suite",
-                    "requirement": selectors.requirement_for_project(
-                        access.project, action.requirement_id
-                    ),
-                    "action_form": form,
-                    "editing_action": action.pk,
-                },
-            )
         return _requirement_response(
             request, access, action.requirement_id, action_form=form, editing_action=action.pk
         )
