@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
-from evaluations.models import Project
+from evaluations.models import Project, TeamRole
 from reports import exports, selectors, services
 from reports.forms import SheetGenerateForm, SignOffForm, VerifyForm
 from reports.models import Decision, SheetStatus
@@ -96,7 +96,8 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "errors": errors,
         "open_roles": my_open_roles if current.status == SheetStatus.READY and not stale else [],
         "decisions": Decision.choices,
-        "required": [(r, decided.get(r)) for r in current.required_roles],
+        "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],
+        "role_labels": dict(TeamRole.choices),
     }
     if request.htmx:
         return render(request, "reports/sheet_status.html#status", context)

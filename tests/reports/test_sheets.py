@@ -198,7 +198,7 @@ def test_browser_pages_and_the_signoff_form(evaluation, login) -> None:
     _ready(sheet)
     url = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
     page = client.get(url).content.decode()
-    assert "Your decision as ops" in page and "Your decision as procurement" not in page
+    assert "Your decision as Operations" in page and "Your decision as Procurement" not in page
     bad = client.post(url, {"role": "ops", "sheet_sha256": "1" * 64, "decision": "approve"})
     assert bad.status_code == 422 and "another revision" in bad.content.decode()
     assert (
