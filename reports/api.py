@@ -14,7 +14,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluations.models import Membership
 from poc.api.access import api_project, request_token
 from poc.models import TokenScope
 from reports import selectors, services
@@ -44,7 +43,7 @@ def _sheet_data(sheet: Sheet) -> dict[str, Any]:
                 "comment": s.comment,
                 "decided_at": s.decided_at.isoformat(),
             }
-            for s in sheet.signoffs.select_related("user")
+            for s in selectors.signoffs_for_sheet(sheet)
         ],
     }
 
@@ -128,11 +127,7 @@ class SignOffCreateApi(APIView):
         sheet = _sheet_for_caller(request, sheet_id)
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        roles = set(
-            Membership.objects.filter(project=sheet.project, user=request.user).values_list(
-                "role", flat=True
-            )
-        ) & set(sheet.required_roles)
+        roles = selectors.signing_roles_of(request.user, sheet)
         role = payload.validated_data["role"] or (next(iter(roles)) if len(roles) == 1 else "")
         if not role:
             return Response(

@@ -1,7 +1,8 @@
+from django.contrib.auth.models import User
 from django.http import Http404
 
-from evaluations.models import Project
-from reports.models import Sheet
+from evaluations.models import Membership, Project
+from reports.models import Sheet, SignOff
 
 
 def sheets_for_project(project: Project) -> list[Sheet]:
@@ -25,3 +26,15 @@ def sheet_for_project(project: Project, revision: int) -> Sheet:
 
 def sheet_by_id(sheet_id: int) -> Sheet | None:
     return Sheet.objects.filter(pk=sheet_id).select_related("project").first()
+
+
+def signoffs_for_sheet(sheet: Sheet) -> list[SignOff]:
+    return list(sheet.signoffs.select_related("user"))
+
+
+def signing_roles_of(user: User, sheet: Sheet) -> set[str]:
+    """The roles this person holds in the sheet's project that sign this sheet."""
+    held = Membership.objects.filter(project=sheet.project, user=user).values_list(
+        "role", flat=True
+    )
+    return set(held) & set(sheet.required_roles)

@@ -79,7 +79,7 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
                 return redirect("reports:sheet", slug=slug, revision=revision)
         else:
             errors = [str(e) for es in form.errors.values() for e in es]
-    decided = {s.role: s for s in current.signoffs.select_related("user")}
+    decided = {s.role: s for s in selectors.signoffs_for_sheet(current)}
     stale = current.status in (
         SheetStatus.READY,
         SheetStatus.PENDING,

@@ -6,11 +6,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from workbench import ci_client, services
-from workbench.models import WorkerCheck
+from workbench.selectors import recent_worker_checks, worker_check
 from workbench.typing import HtmxHttpRequest
 
 
@@ -49,7 +49,7 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 
 @staff_required
 def system_status(request: HtmxHttpRequest) -> HttpResponse:
-    checks = WorkerCheck.objects.select_related("requested_by")[:10]
+    checks = recent_worker_checks()
     return render(request, "workbench/status.html", {"checks": checks})
 
 
@@ -62,6 +62,6 @@ def worker_check_create(request: HtmxHttpRequest) -> HttpResponse:
 
 @staff_required
 def worker_check_detail(request: HtmxHttpRequest, check_id: int) -> HttpResponse:
-    check = get_object_or_404(WorkerCheck, pk=check_id)
+    check = worker_check(check_id)
     template = "workbench/status.html#check" if request.htmx else "workbench/check.html"
     return render(request, template, {"check": check})
