@@ -38,3 +38,14 @@ def signing_roles_of(user: User, sheet: Sheet) -> set[str]:
         "role", flat=True
     )
     return set(held) & set(sheet.required_roles)
+
+
+def sheet_is_stale(sheet: Sheet) -> bool:
+    """Whether the project has changed since this revision was frozen (rebuilds the snapshot:
+    call it where a decision depends on it, not on every poll)."""
+    from reports.snapshot import snapshot_and_hash
+
+    _snapshot, _text, digest = snapshot_and_hash(
+        sheet.project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
+    )
+    return digest != sheet.sha256

@@ -1,5 +1,6 @@
 """Every write to procurement sheets: generation, rendering, sign-off and sealing."""
 
+import hashlib
 import logging
 
 from django.contrib.auth.models import User
@@ -14,7 +15,8 @@ from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from reports import rendering, signing
 from reports.models import SIGNING_ROLES, Decision, Sheet, SheetStatus, SignOff
-from reports.snapshot import sha256_hex, snapshot_and_hash
+from reports.selectors import sheet_is_stale
+from reports.snapshot import snapshot_and_hash
 
 log = logging.getLogger(__name__)
 LANGUAGES = ("en", "zh-hans")
@@ -88,13 +90,6 @@ def sheet_render(*, sheet_id: int) -> Sheet | None:
         sheet.rendered_at = timezone.now()
         sheet.save()
     return sheet
-
-
-def sheet_is_stale(sheet: Sheet) -> bool:
-    _snapshot, _text, digest = snapshot_and_hash(
-        sheet.project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
-    )
-    return digest != sheet.sha256
 
 
 @transaction.atomic
@@ -202,7 +197,7 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
         sheet.sealed_pdf.save(
             f"{sheet.project.slug}-r{sheet.revision}-signed.pdf", ContentFile(sealed), save=False
         )
-        sheet.sealed_sha256 = sha256_hex_bytes(sealed)
+        sheet.sealed_sha256 = hashlib.sha256(sealed).hexdigest()
         sheet.status = SheetStatus.SEALED
         sheet.sealed_at = timezone.now()
         sheet.save()
@@ -216,17 +211,4 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
     return sheet
 
 
-def sha256_hex_bytes(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
-__all__ = [
-    "sha256_hex",
-    "sheet_generate",
-    "sheet_is_stale",
-    "sheet_render",
-    "sheet_seal",
-    "signoff_record",
-]
+__all__ = ["sheet_generate", "sheet_is_stale", "sheet_render", "sheet_seal", "signoff_record"]

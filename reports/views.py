@@ -80,11 +80,9 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         else:
             errors = [str(e) for es in form.errors.values() for e in es]
     decided = {s.role: s for s in selectors.signoffs_for_sheet(current)}
-    stale = current.status in (
-        SheetStatus.READY,
-        SheetStatus.PENDING,
-        SheetStatus.RENDERING,
-    ) and services.sheet_is_stale(current)
+    # Only a sheet open for sign-off can go stale in a way that matters, and the check rebuilds
+    # the snapshot: skip it while the page polls a rendering sheet every second.
+    stale = current.status == SheetStatus.READY and selectors.sheet_is_stale(current)
     my_open_roles = [r for r in access.roles if r in current.required_roles and r not in decided]
     context = {
         "access": access,
