@@ -86,6 +86,8 @@ def test_embedded_default_runs_jobs_in_a_real_worker(tmp_path: Path) -> None:
         except AssertionError:
             worker.terminate()
             raise AssertionError(worker.communicate(timeout=15)[0][-3000:]) from None
+        # Exchange tables live under the var folder too, not in whatever folder it ran from.
+        assert list((tmp_path / "broker" / "control").glob("*.exchange"))
 
 
 @pytest.mark.worker
