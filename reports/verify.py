@@ -83,7 +83,9 @@ def _context(trusted_pem: bytes | None) -> ValidationContext:
 
         _type, _headers, der = pem.unarmor(trusted_pem)
         return ValidationContext(trust_roots=[x509.Certificate.load(der)], allow_fetching=False)
-    return ValidationContext(allow_fetching=False)
+    # No trust anchors at all (not the operating system's list): without the organisation's
+    # certificate the report says nothing about trust, only about integrity.
+    return ValidationContext(trust_roots=[], allow_fetching=False)
 
 
 def _read_keywords(reader: PdfFileReader, report: VerifyReport) -> None:

@@ -128,8 +128,10 @@ def test_render_seal_and_verify_independently(evaluation, tmp_path) -> None:
     draft = tmp_path / "draft.pdf"
     draft.write_bytes(sheet.pdf.read())
     fonts = subprocess.run(["pdffonts", str(draft)], capture_output=True, text=True, check=True)
-    cjk = [line for line in fonts.stdout.splitlines() if "CJK" in line]
-    assert cjk and all(" yes " in line for line in cjk), fonts.stdout
+    # name, type, encoding, then the "emb", "sub", "uni" columns and the object number/generation.
+    listed = {line.split()[0]: line.split()[-5] for line in fonts.stdout.splitlines()[2:]}
+    assert any("CJK" in name for name in listed), fonts.stdout
+    assert set(listed.values()) == {"yes"}, fonts.stdout  # every font embedded, CJK included
     text = subprocess.run(
         ["pdftotext", str(draft), "-"], capture_output=True, text=True, check=True
     ).stdout

@@ -1,0 +1,146 @@
+"""The signing identity (loaded once, reloaded on change), signers for RSA and EC keys, and the
+collector pause that rendering runs under."""
+
+import gc
+import subprocess
+import threading
+import weakref
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
+from pypdf import PdfWriter
+
+from reports import signing
+from reports.rendering import cyclic_gc_paused
+from reports.verify import verify_pdf
+
+
+def _blank_pdf() -> bytes:
+    writer = PdfWriter()
+    writer.add_blank_page(width=595, height=842)
+    out = BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _ec_p12(path: Path, passphrase: str) -> None:
+    import datetime
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "EC Test Organisation")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .sign(key, hashes.SHA256())
+    )
+    path.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"ec",
+            key,
+            cert,
+            None,
+            serialization.BestAvailableEncryption(passphrase.encode()),
+        )
+    )
+
+
+def test_the_identity_is_loaded_once_and_again_when_the_file_changes(settings, tmp_path) -> None:
+    path = tmp_path / "org.p12"
+    signing.create_self_signed_p12(path, "first", subject="First Organisation")
+    settings.SHEET_SIGNING_P12 = str(path)
+    settings.SHEET_SIGNING_PASSPHRASE = "first"
+    first = signing.signing_identity()
+    assert signing.signing_identity() is first
+    assert "First Organisation" in first.subject
+
+    # The organisation rotates its certificate: same path, new file, new passphrase.
+    signing.create_self_signed_p12(path, "second", subject="Second Organisation")
+    with pytest.raises(signing.SigningUnavailable, match="cannot be opened"):
+        signing.signing_identity()  # the old passphrase no longer opens it
+    settings.SHEET_SIGNING_PASSPHRASE = "second"
+    second = signing.signing_identity()
+    assert second is not first and "Second Organisation" in second.subject
+
+    path.unlink()
+    with pytest.raises(signing.SigningUnavailable, match="not a readable PKCS#12"):
+        signing.signing_identity()
+
+
+@pytest.mark.django_db
+def test_rsa_and_ec_keys_both_seal_files_that_verify(settings, tmp_path, signing_p12) -> None:
+    ec_path = tmp_path / "ec.p12"
+    _ec_p12(ec_path, "ec-pass")
+    for path, passphrase in (
+        (signing_p12, settings.SHEET_SIGNING_PASSPHRASE),
+        (ec_path, "ec-pass"),
+    ):
+        settings.SHEET_SIGNING_P12 = str(path)
+        settings.SHEET_SIGNING_PASSPHRASE = passphrase
+        identity = signing.signing_identity()
+        sealed = signing.sign_pdf(_blank_pdf(), identity, reason="test")
+        report = verify_pdf(sealed, trusted_pem=identity.certificate_pem)
+        assert report.intact and report.covers_whole_file and report.trusted_signer, report
+        target = tmp_path / f"{path.stem}-sealed.pdf"
+        target.write_bytes(sealed)
+        pdfsig = subprocess.run(["pdfsig", str(target)], capture_output=True, text=True)
+        assert "Signature Validation: Signature is Valid." in pdfsig.stdout, pdfsig.stdout
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_rendering_pauses_the_collector_and_collects_what_it_left() -> None:
+    assert gc.isenabled()
+    with cyclic_gc_paused():
+        assert not gc.isenabled()
+        with cyclic_gc_paused():  # nested: the inner exit must not switch it back on
+            pass
+        assert not gc.isenabled()
+        cycle = _Node()
+        ref = weakref.ref(cycle)
+        del cycle
+        assert ref() is not None  # a cycle outlives its last name while paused
+    assert gc.isenabled()
+    assert ref() is None  # and is freed on the way out
+
+
+def test_concurrent_renderings_switch_the_collector_back_on_only_when_all_are_done() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with cyclic_gc_paused():
+            entered.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=other)
+    with cyclic_gc_paused():
+        thread.start()
+        assert entered.wait(10)
+    assert not gc.isenabled()  # the other rendering is still running
+    release.set()
+    thread.join(10)
+    assert gc.isenabled()
+
+
+def test_a_collector_the_process_switched_off_stays_off() -> None:
+    gc.disable()
+    try:
+        with cyclic_gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
