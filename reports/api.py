@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from poc.api.access import api_project, request_token
+from poc.api.access import api_may_read, api_project, request_token
 from poc.models import TokenScope
 from reports import selectors, services
 from reports.models import Sheet
@@ -179,5 +179,10 @@ class SheetVerifyApi(APIView):
             data = upload.read()
         else:
             data = request.body
-        report = verify_pdf(data, trusted_pem=_trusted_pem())
+        report = verify_pdf(
+            data,
+            trusted_pem=_trusted_pem(),
+            # Whether a revision is stored here is for those who may read that project.
+            may_compare=lambda slug: api_may_read(request, slug),
+        )
         return Response(report.as_dict())

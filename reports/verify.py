@@ -2,9 +2,11 @@
 and when, which revision it claims, and does that revision's stored hash match."""
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import BytesIO
 
+from django.utils.translation import gettext as _
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko.sign.validation.status import SignatureCoverageLevel
@@ -34,19 +36,27 @@ class VerifyReport:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def verify_pdf(data: bytes, *, trusted_pem: bytes | None = None) -> VerifyReport:
+def verify_pdf(
+    data: bytes,
+    *,
+    trusted_pem: bytes | None = None,
+    may_compare: Callable[[str], bool] | None = None,
+) -> VerifyReport:
+    """Check a PDF. `may_compare(project_slug)` says whether the caller may learn if that
+    project stores the revision the file names (members only); without it, the comparison is
+    made (the server's own command line)."""
     report = VerifyReport()
     if not data.startswith(b"%PDF-"):
-        report.problems.append("not a PDF file")
+        report.problems.append(_("not a PDF file"))
         return report
     try:
         reader = PdfFileReader(BytesIO(data), strict=False)
         signatures = reader.embedded_signatures
     except Exception as exc:  # a damaged file must give a reason, never a crash
-        report.problems.append(f"unreadable PDF: {type(exc).__name__}: {exc}"[:300])
+        report.problems.append(_("unreadable PDF: %(error)s") % {"error": _describe(exc)})
         return report
     if not signatures:
-        report.problems.append("the PDF carries no signature")
+        report.problems.append(_("the PDF carries no signature"))
     _read_keywords(reader, report)
     for signature in signatures[-1:]:
         try:
@@ -54,7 +64,7 @@ def verify_pdf(data: bytes, *, trusted_pem: bytes | None = None) -> VerifyReport
             status = outside_event_loop(validate_pdf_signature, signature, context)
         except Exception as exc:
             report.problems.append(
-                f"signature cannot be checked: {type(exc).__name__}: {exc}"[:300]
+                _("the signature cannot be checked: %(error)s") % {"error": _describe(exc)}
             )
             break
         report.intact = bool(status.intact)
@@ -65,16 +75,21 @@ def verify_pdf(data: bytes, *, trusted_pem: bytes | None = None) -> VerifyReport
         )
         report.trusted_signer = bool(status.trusted) if trusted_pem else None
         if not status.intact:
-            report.problems.append("the signed bytes were changed (digest mismatch)")
+            report.problems.append(_("the signed bytes were changed (digest mismatch)"))
         if not status.valid:
-            report.problems.append("the signature value does not verify")
+            report.problems.append(_("the signature value does not verify"))
         if not report.covers_whole_file:
-            report.problems.append("the signature does not cover the whole file")
+            report.problems.append(_("the signature does not cover the whole file"))
         report.valid = bool(status.intact and status.valid and report.covers_whole_file)
-    _match_stored(report)
+    if report.project and (may_compare is None or may_compare(report.project)):
+        _match_stored(report)
     if report.matches_stored_snapshot is False:
         report.valid = False
     return report
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]
 
 
 def _context(trusted_pem: bytes | None) -> ValidationContext:
@@ -96,7 +111,7 @@ def _read_keywords(reader: PdfFileReader, report: VerifyReport) -> None:
         keywords = ""
     found = KEYWORDS.search(keywords)
     if not found:
-        report.problems.append("no workbench sheet identity in the PDF metadata")
+        report.problems.append(_("no workbench sheet identity in the PDF metadata"))
         return
     report.project, report.revision, report.content_sha256 = (
         found.group(1),
@@ -111,8 +126,8 @@ def _match_stored(report: VerifyReport) -> None:
     sheet = Sheet.objects.filter(project__slug=report.project, revision=report.revision).first()
     if sheet is None:
         report.matches_stored_snapshot = False
-        report.problems.append("no such revision is stored here")
+        report.problems.append(_("no such revision is stored here"))
         return
     report.matches_stored_snapshot = sheet.sha256 == report.content_sha256
     if not report.matches_stored_snapshot:
-        report.problems.append("the content hash differs from the stored snapshot")
+        report.problems.append(_("the content hash differs from the stored snapshot"))

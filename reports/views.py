@@ -129,9 +129,12 @@ def verify(request: AuthedHttpRequest) -> HttpResponse:
         if upload.size > MAX_VERIFY_BYTES:
             form.add_error("file", _("The file is larger than 100 MB."))
         else:
-            report = verify_pdf(upload.read(), trusted_pem=_trusted_pem())
-            if report.project and not evaluation_selectors.is_member(request.user, report.project):
-                report.matches_stored_snapshot = None  # not a member: say nothing about storage
+            report = verify_pdf(
+                upload.read(),
+                trusted_pem=_trusted_pem(),
+                # Whether a revision is stored here is for that project's members only.
+                may_compare=lambda slug: evaluation_selectors.is_member(request.user, slug),
+            )
     return render(request, "reports/verify.html", {"form": form, "report": report})
 
 

@@ -5,7 +5,7 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 
 from evaluations.models import Project
-from evaluations.selectors import project_access, projects_for_user
+from evaluations.selectors import is_member, project_access, projects_for_user
 from poc.models import ApiToken, TokenScope
 
 
@@ -27,6 +27,14 @@ def api_project(request: Request, slug: str, *, scope: str = TokenScope.READ) ->
     if scope == TokenScope.RESULTS_WRITE and not access.can_write:
         raise PermissionDenied("observers cannot post results")
     return access.project
+
+
+def api_may_read(request: Request, slug: str) -> bool:
+    """Whether this caller may read the project, without raising: its token, or a member."""
+    token = request_token(request)
+    if token is not None:
+        return token.project.slug == slug
+    return is_member(request.user, slug)
 
 
 def api_projects(request: Request) -> list[Project]:

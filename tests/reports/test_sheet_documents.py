@@ -1,0 +1,319 @@
+"""What a rendered sheet shows page by page, and a sealed one checked everywhere it can be:
+browser, API (body and multipart), the management command; downloads for members only."""
+
+import io
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from evaluations.models import Project
+from poc import services as poc_services
+from reports import services
+from reports.models import Sheet, SheetStatus
+from tests.factories import make_actions
+from tests.poc.api_helpers import token_client
+
+pytestmark = pytest.mark.django_db
+
+SIGNERS = (
+    ("alice", "platform"),
+    ("architecture", "architecture"),
+    ("procurement", "procurement"),
+    ("business", "business"),
+    ("bob", "ops"),
+)
+
+
+def _pages(pdf: Path) -> list[str]:
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    return text.split("\f")[:-1]  # pdftotext ends every page with a form feed
+
+
+def _render(evaluation: dict[str, Any], language: str) -> Sheet:
+    sheet = services.sheet_generate(
+        project=evaluation["alpha"], language=language, actor=evaluation["bob"]
+    )
+    sheet = services.sheet_render(sheet_id=sheet.pk)
+    assert sheet is not None and sheet.status == SheetStatus.READY, sheet and sheet.error
+    return sheet
+
+
+def _seal(evaluation: dict[str, Any], sheet: Sheet) -> Sheet:
+    for person, role in SIGNERS:
+        services.signoff_record(
+            sheet=sheet,
+            user=evaluation[person],
+            role=role,
+            decision="approve",
+            sheet_sha256=sheet.sha256,
+            comment=f"ok from {role}",
+        )
+    sealed = services.sheet_seal(sheet_id=sheet.pk)
+    assert sealed is not None and sealed.status == SheetStatus.SEALED
+    return sealed
+
+
+def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
+    evaluation, tmp_path
+) -> None:
+    # Enough actions that the matrix runs over several pages.
+    make_actions(
+        evaluation["alpha"],
+        [(f"extra-{n:03d}", "real_task") for n in range(90)],
+        feature="Scheduling",
+        dimension="scheduling",
+    )
+    sheet = _render(evaluation, "en")
+    draft = tmp_path / "draft.pdf"
+    draft.write_bytes(sheet.pdf.read())
+    pages = _pages(draft)
+    total = len(pages)
+    assert total == sheet.page_count and total >= 4
+
+    for number, page in enumerate(pages, start=1):
+        lines = [line for line in page.splitlines() if line.strip()]
+        # Running header: project, revision and the start of the content hash, on every page.
+        assert "Alpha · r1" in lines[0] and f"sha256 {sheet.sha256[:16]}" in lines[0], lines[0]
+        assert lines[-1].replace(" ", "") == f"{number}/{total}"  # "n / N" in the footer
+
+    contents = pages[0]
+    for entry in ("Framing", "Shortlist", "Results matrix", "Evidence index", "Sign-off"):
+        assert entry in contents
+    # The contents give the page each section starts on, the sign-off page included.
+    listed = {
+        found.group(1): int(found.group(2))
+        for found in re.finditer(r"^\s*(\S[^.]*?)\s*\.{3,}\s*(\d+)\s*$", contents, re.M)
+    }
+    starts = {
+        "Results matrix": next(n for n, p in enumerate(pages, 1) if "extra-000" in p),
+        "Volcano": next(n for n, p in enumerate(pages, 1) if "Failures and their causes" in p),
+        "Sign-off": total,
+    }
+    assert {k: listed.get(k) for k in starts} == starts, contents
+    # The matrix spans pages, and each of them repeats the column headings.
+    spanning = pages[starts["Results matrix"] - 1 : starts["Volcano"] - 1]
+    assert len(spanning) >= 2
+    assert all("Acceptance action" in p and "volcano" in p for p in spanning)
+    # The draft says it awaits sign-off on its last page.
+    assert "awaiting sign-off" in pages[-1]
+
+
+def test_a_sealed_sheet_verifies_in_browser_api_and_command(evaluation, login, tmp_path) -> None:
+    sheet = _seal(evaluation, _render(evaluation, "zh-hans"))
+    sealed_bytes = sheet.sealed_pdf.read()
+    sealed = tmp_path / "sealed.pdf"
+    sealed.write_bytes(sealed_bytes)
+    last = _pages(sealed)[-1]
+    for person, _role in SIGNERS:  # the sign-off page lists every signer with the decision
+        assert evaluation[person].get_username() in last
+    assert "ok from procurement" in last
+    assert "自签名" in last  # a self-signed certificate says so on the sheet
+
+    # Browser: upload to the verify page.
+    client = login(evaluation["bob"])
+    page = client.post(
+        reverse("reports:verify"), {"file": io.BytesIO(sealed_bytes)}, format="multipart"
+    )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "✓" in html and "Workbench Test Organisation" in html and "alpha r1" in html
+
+    # API: raw body and multipart give the same report.
+    api = APIClient()
+    api.force_login(evaluation["bob"])
+    raw = api.post("/api/v1/sheets/verify/", sealed_bytes, content_type="application/pdf").json()
+    multipart = api.post(
+        "/api/v1/sheets/verify/", {"file": io.BytesIO(sealed_bytes)}, format="multipart"
+    ).json()
+    assert raw == multipart
+    assert raw["valid"] and raw["intact"] and raw["covers_whole_file"], raw
+    assert (raw["project"], raw["revision"], raw["content_sha256"]) == ("alpha", 1, sheet.sha256)
+    assert raw["matches_stored_snapshot"] is True and raw["trusted_signer"] is True
+
+    # Command line: exit status 0 and the report; a truncated copy fails with its reason.
+    out = io.StringIO()
+    call_command("verify_sheet", str(sealed), stdout=out)
+    assert '"valid": true' in out.getvalue()
+    truncated = tmp_path / "truncated.pdf"
+    truncated.write_bytes(sealed_bytes[: len(sealed_bytes) - 2000])
+    with pytest.raises(CommandError, match="invalid"):
+        call_command("verify_sheet", str(truncated), stdout=io.StringIO())
+    cut = api.post("/api/v1/sheets/verify/", sealed_bytes[:-2000], content_type="application/pdf")
+    assert cut.status_code == 200 and cut.json()["valid"] is False and cut.json()["problems"]
+    with pytest.raises(CommandError, match="cannot read"):
+        call_command("verify_sheet", str(tmp_path / "missing.pdf"))
+
+
+def test_a_non_member_learns_nothing_about_stored_revisions(evaluation, login) -> None:
+    sheet = _seal(evaluation, _render(evaluation, "en"))
+    sealed_bytes = sheet.sealed_pdf.read()
+    outsider = APIClient()
+    outsider.force_login(evaluation["charlie"])  # a member of beta only
+    report = outsider.post(
+        "/api/v1/sheets/verify/", sealed_bytes, content_type="application/pdf"
+    ).json()
+    assert report["intact"] is True  # the signature is a fact about the file itself
+    assert report["matches_stored_snapshot"] is None
+    assert not any("stored" in p for p in report["problems"])
+    page = login(evaluation["charlie"]).post(
+        reverse("reports:verify"), {"file": io.BytesIO(sealed_bytes)}
+    )
+    assert "not checked" in page.content.decode()
+
+
+def test_downloads_give_the_draft_then_the_sealed_file_to_members_only(evaluation, login) -> None:
+    sheet = _render(evaluation, "en")
+    token, _t, _raw = token_client(evaluation["alpha"])
+    url = reverse("reports:sheet_pdf", kwargs={"slug": "alpha", "revision": 1})
+    member = login(evaluation["bob"])
+    draft = b"".join(member.get(url).streaming_content)
+    assert draft == sheet.pdf.read()
+    assert b"".join(token.get(f"/api/v1/sheets/{sheet.pk}/pdf").streaming_content) == draft
+
+    sheet = _seal(evaluation, sheet)
+    sealed = sheet.sealed_pdf.read()
+    response = member.get(url)
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert "signed" in response["Content-Disposition"]
+    assert b"".join(response.streaming_content) == sealed != draft
+    assert b"".join(token.get(f"/api/v1/sheets/{sheet.pk}/pdf").streaming_content) == sealed
+
+    assert login(evaluation["charlie"]).get(url).status_code == 404
+    other, _t, _raw = token_client(evaluation["beta"])
+    assert other.get(f"/api/v1/sheets/{sheet.pk}/pdf").status_code == 404
+    assert other.get(f"/api/v1/sheets/{sheet.pk}/").status_code == 404
+
+
+def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from evaluations import services as evaluation_services
+    from poc.models import ResultCell
+    from tests.factories import CandidateFactory
+
+    alpha, volcano = evaluation["alpha"], evaluation["volcano"]
+    slurm = CandidateFactory(project=alpha, solution_key="slurm")
+    evaluation_services.candidate_update(
+        candidate=slurm,
+        actor=None,
+        tier="not_applicable",
+        decided_by_step="infrastructure",
+        reason="没有 Slurm 运维经验",
+    )
+    poc_services.responsibility_set(
+        candidate=volcano, area="upgrade_rollback", party="vendor", person="Li Wei", actor=None
+    )
+    poc_services.boundary_update(
+        candidate=volcano, actor=None, license_model="Apache-2.0", exit_plan="plain Kubernetes"
+    )
+    cell = ResultCell.objects.select_related("result").get(
+        candidate=volcano, action=evaluation["actions"][1]
+    )
+    evidence = poc_services.evidence_attach_file(
+        result=cell.result,
+        upload=SimpleUploadedFile("job.log", b"step 40: stuck\n"),
+        actor=evaluation["bob"],
+    )
+    sheet = services.sheet_generate(project=alpha, language="en", actor=None)
+    s = sheet.snapshot
+
+    assert s["project"]["slug"] == "alpha"
+    assert set(s["project"]) >= {"workloads", "existing_base", "layer_needed", "supplier_needs"}
+    shortlist = {c["slug"]: c for c in s["shortlist"]}
+    assert shortlist["slurm"]["tier"] == "not_applicable"
+    assert shortlist["slurm"]["reason"] == "没有 Slurm 运维经验"
+    frozen = {c["slug"]: c for c in s["candidates"]}
+    v = frozen["volcano"]
+    assert v["failed"] == [
+        {"action": "real-job", "question": "real-job?", "cause": "训练作业在第 40 步卡住"}
+    ]
+    assert v["needs_integration"] == [
+        {
+            "action": "cross-tenant",
+            "what": "LDAP groups",
+            "owner_team": "Platform",
+            "effort_days": "3.5",
+        }
+    ]
+    assert frozen["slurm"]["not_covered"] == ["quota-hit", "real-job", "cross-tenant"]
+    assert [(r["area"], r["party"], r["person"]) for r in v["responsibilities"]] == [
+        ("Upgrade and rollback", "Vendor", "Li Wei")
+    ]
+    assert "Upgrade and rollback" not in v["gaps"] and len(v["gaps"]) == 10
+    assert v["boundary"]["license_model"] == "Apache-2.0"
+    assert v["boundary"]["exit_plan"] == "plain Kubernetes"
+    assert s["matrix"]["columns"] == ["volcano", "slurm"]
+    assert [a["key"] for a in s["matrix"]["actions"]] == ["quota-hit", "real-job", "cross-tenant"]
+    assert s["matrix"]["rows"] == [
+        ["passed", "not_covered"],
+        ["failed", "not_covered"],
+        ["needs_integration", "not_covered"],
+    ]
+    (indexed,) = s["evidence"]
+    assert indexed["name"] == "job.log" and indexed["sha256"] == evidence.sha256
+    assert indexed["recorded_by"] == "bob" and indexed["recorded_at"]
+
+    # A sheet for chosen candidates freezes only those, with the whole shortlist for context.
+    chosen = services.sheet_generate(
+        project=alpha, language="en", actor=None, candidate_slugs=["slurm"]
+    )
+    assert [c["slug"] for c in chosen.snapshot["candidates"]] == ["slurm"]
+    assert chosen.snapshot["matrix"]["columns"] == ["slurm"]
+    assert len(chosen.snapshot["shortlist"]) == 2
+    assert chosen.snapshot["evidence"] == []
+
+    # Changing anything the sheet shows makes it stale; the stored sheet itself never changes.
+    before = Sheet.objects.get(pk=sheet.pk).snapshot_json
+    poc_services.boundary_update(candidate=volcano, actor=None, exit_plan="none yet")
+    assert services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
+    assert Sheet.objects.get(pk=sheet.pk).snapshot_json == before
+    assert Project.objects.get(pk=alpha.pk).sheets.count() == 2
+
+
+def test_a_failed_rendering_is_recorded_and_can_be_retried(evaluation, login, monkeypatch) -> None:
+    from reports import rendering
+
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+
+    def broken(html: str) -> rendering.Rendered:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(rendering, "html_to_pdf", broken)
+    failed = services.sheet_render(sheet_id=sheet.pk)
+    assert failed.status == SheetStatus.FAILED and "disk full" in failed.error
+    assert not failed.pdf
+    client = login(evaluation["bob"])
+    page = client.get(reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1}))
+    assert "disk full" in page.content.decode()
+    monkeypatch.undo()
+    assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.READY
+
+
+def test_the_sheet_page_polls_while_rendering_and_marks_stale_revisions(evaluation, login) -> None:
+    client = login(evaluation["bob"])
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    url = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
+    Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.RENDERING, progress=40)
+    polling = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert 'hx-trigger="every 1s"' in polling and 'aria-valuenow="40"' in polling
+
+    Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.READY, progress=100)
+    assert "Your decision as Operations" in client.get(url).content.decode()
+    poc_services.result_record(
+        candidate=evaluation["volcano"],
+        action=evaluation["actions"][2],
+        outcome="passed",
+        change_reason="LDAP sync shipped",
+        actor=None,
+    )
+    page = client.get(url).content.decode()
+    assert "can no longer be signed" in page
+    assert "Your decision as" not in page  # no sign-off form on a stale revision
