@@ -141,6 +141,7 @@ def main() -> None:
                     decision=Decision.APPROVE,
                     sheet_sha256=sheet.sha256,
                 )
+            Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.SEALING)  # all approved
             sealing = time.perf_counter()
             sheet = services.sheet_seal(sheet_id=sheet.pk)
             assert sheet is not None and sheet.status == SheetStatus.SEALED

@@ -65,6 +65,11 @@ class SignOffInput(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["approve", "reject"])
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
     role = serializers.CharField(required=False, default="")
+    sha256 = serializers.RegexField(
+        r"^[0-9a-f]{64}$",
+        required=False,
+        help_text="The revision's content hash as the signer read it; refused if it differs.",
+    )
 
 
 class SheetCreateApi(APIView):
@@ -100,11 +105,8 @@ class SheetPdfApi(APIView):
     @extend_schema(responses={(200, "application/pdf"): bytes})
     def get(self, request: Request, sheet_id: int) -> FileResponse:
         sheet = _sheet_for_caller(request, sheet_id)
-        field = sheet.sealed_pdf if sheet.sealed_pdf else sheet.pdf
-        if not field:
-            raise Http404
         return FileResponse(
-            field.open("rb"),
+            selectors.sheet_file(sheet),
             as_attachment=True,
             content_type="application/pdf",
             filename=f"{sheet.project.slug}-r{sheet.revision}.pdf",
@@ -146,7 +148,7 @@ class SignOffCreateApi(APIView):
                 role=role,
                 decision=payload.validated_data["decision"],
                 comment=payload.validated_data["comment"],
-                sheet_sha256=sheet.sha256,
+                sheet_sha256=payload.validated_data.get("sha256", sheet.sha256),
             )
         except DjangoPermissionDenied as exc:
             raise PermissionDenied(str(exc)) from None
@@ -178,7 +180,11 @@ class SheetVerifyApi(APIView):
                 return Response({"detail": "send the PDF as multipart field 'file'"}, status=400)
             data = upload.read()
         else:
-            data = request.body
+            # Read the stream, not request.body: the body is capped far below a large sheet.
+            stream = request.stream
+            data = stream.read(MAX_VERIFY_BYTES + 1) if stream is not None else b""
+            if len(data) > MAX_VERIFY_BYTES:
+                return Response({"detail": "over 100 MB"}, status=413)
         report = verify_pdf(
             data,
             trusted_pem=_trusted_pem(),

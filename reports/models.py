@@ -11,6 +11,7 @@ class SheetStatus(models.TextChoices):
     PENDING = "pending", _("Waiting for a worker")
     RENDERING = "rendering", _("Rendering")
     READY = "ready", _("Ready for sign-off")
+    SEALING = "sealing", _("Approved: sealing")
     SEALED = "sealed", _("Signed and sealed")
     FAILED = "failed", _("Failed")
 
@@ -39,7 +40,11 @@ class Sheet(models.Model):
     required_roles = models.JSONField(default=list)
     status = models.CharField(max_length=20, choices=SheetStatus, default=SheetStatus.PENDING)
     progress = models.PositiveSmallIntegerField(default=0)
-    error = models.TextField(blank=True)
+    error = models.TextField(blank=True)  # why rendering failed
+    seal_error = models.TextField(blank=True)  # why the last attempt to seal failed
+    # When a worker last took up rendering or sealing: work older than sheet_work_is_stuck's
+    # limit was lost with its worker and may be taken up again.
+    work_started_at = models.DateTimeField(null=True, blank=True)
     pdf = models.FileField(upload_to="sheets/drafts/", blank=True)
     sealed_pdf = models.FileField(upload_to="sheets/sealed/", blank=True)
     sealed_sha256 = models.CharField(max_length=64, blank=True)

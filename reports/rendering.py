@@ -11,6 +11,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from evaluations.models import TeamRole
 from reports.models import Sheet, SignOff
 
 
@@ -48,6 +49,7 @@ def sheet_html(
                     zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True)
                 ),
                 "keywords": sheet_keywords(sheet),
+                "required_role_labels": [str(TeamRole(r).label) for r in sheet.required_roles],
                 "header_left": f"{snapshot['project']['name']} · r{sheet.revision}",
                 "signoffs": signoffs or [],
                 "signer_subject": signer_subject,

@@ -1,8 +1,15 @@
+import logging
+from datetime import timedelta
+from typing import IO, cast
+
 from django.contrib.auth.models import User
 from django.http import Http404
+from django.utils import timezone
 
 from evaluations.models import Membership, Project
 from reports.models import Sheet, SignOff
+
+log = logging.getLogger(__name__)
 
 
 def sheets_for_project(project: Project) -> list[Sheet]:
@@ -28,6 +35,19 @@ def sheet_by_id(sheet_id: int) -> Sheet | None:
     return Sheet.objects.filter(pk=sheet_id).select_related("project").first()
 
 
+def sheet_file(sheet: Sheet) -> IO[bytes]:
+    """The sealed PDF once signed, else the draft, opened; 404 when there is none yet or its
+    file has gone from storage."""
+    field = sheet.sealed_pdf if sheet.sealed_pdf else sheet.pdf
+    if not field:
+        raise Http404
+    try:
+        return cast(IO[bytes], field.open("rb"))
+    except OSError as exc:
+        log.error("sheet %s: its PDF %s is missing from storage: %s", sheet.pk, field.name, exc)
+        raise Http404 from None
+
+
 def signoffs_for_sheet(sheet: Sheet) -> list[SignOff]:
     return list(sheet.signoffs.select_related("user"))
 
@@ -49,3 +69,19 @@ def sheet_is_stale(sheet: Sheet) -> bool:
         sheet.project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
     )
     return digest != sheet.sha256
+
+
+# Rendering the largest sheets takes seconds; work older than this was lost with its worker.
+STUCK_AFTER = timedelta(minutes=10)
+
+
+def sheet_work_is_stuck(sheet: Sheet) -> bool:
+    """Whether the sheet waits on work that no worker is doing any more: queued or taken up
+    longer ago than STUCK_AFTER (a lost message, a worker that died mid-way). A failed seal
+    (seal_error) can be retried at once whatever this says."""
+    from reports.models import SheetStatus
+
+    if sheet.status not in (SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.SEALING):
+        return False
+    since = sheet.work_started_at or sheet.created_at  # queued, or taken up, at
+    return timezone.now() - since > STUCK_AFTER

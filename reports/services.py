@@ -2,6 +2,7 @@
 
 import hashlib
 import logging
+from collections.abc import Callable
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -15,7 +16,7 @@ from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from reports import rendering, signing
 from reports.models import SIGNING_ROLES, Decision, Sheet, SheetStatus, SignOff
-from reports.selectors import sheet_is_stale
+from reports.selectors import sheet_is_stale, sheet_work_is_stuck
 from reports.snapshot import snapshot_and_hash
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ def sheet_generate(
         snapshot_json=text,
         sha256=digest,
         required_roles=[str(r) for r in SIGNING_ROLES],
+        work_started_at=timezone.now(),
         generated_by=actor if actor is not None and actor.is_authenticated else None,
     )
     event_record(
@@ -57,18 +59,73 @@ def sheet_generate(
         subject=f"r{revision} ({language})",
         after={"sha256": digest},
     )
+    transaction.on_commit(lambda: _queue_render(sheet.pk))
+    return sheet
+
+
+def _queue(send: Callable[[], object], on_failure: Callable[[str], object]) -> None:
+    """Hand work to the worker queue after the commit. An unreachable queue must not turn a
+    saved decision into an error page: the sheet records why, and can be retried."""
+    try:
+        send()
+    except Exception as exc:
+        log.exception("could not queue sheet work")
+        on_failure(
+            _("The worker queue could not be reached (%(error)s): try again.")
+            % {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        )
+
+
+def _queue_render(sheet_id: int) -> None:
     from reports.tasks import sheet_render_task
 
-    transaction.on_commit(lambda: sheet_render_task.delay(sheet.pk))
-    return sheet
+    _queue(
+        lambda: sheet_render_task.delay(sheet_id),
+        lambda why: Sheet.objects.filter(pk=sheet_id, status=SheetStatus.PENDING).update(
+            status=SheetStatus.FAILED, error=why
+        ),
+    )
+
+
+def _queue_seal(sheet_id: int) -> None:
+    from reports.tasks import sheet_seal_task
+
+    _queue(
+        lambda: sheet_seal_task.delay(sheet_id),
+        lambda why: Sheet.objects.filter(pk=sheet_id, status=SheetStatus.SEALING).update(
+            seal_error=why
+        ),
+    )
+
+
+def _claim(sheet_id: int, *, statuses: tuple[str, ...], becomes: str) -> Sheet | None:
+    """Take up a sheet's work if it waits for it (or its last worker was lost): one worker at
+    a time, decided under a row lock."""
+    with transaction.atomic():
+        sheet = Sheet.objects.select_for_update().select_related("project").filter(pk=sheet_id)
+        current = sheet.first()
+        if current is None:
+            return None
+        if current.status not in statuses and not (
+            current.status == becomes and sheet_work_is_stuck(current)
+        ):
+            return None
+        current.status = becomes
+        current.work_started_at = timezone.now()
+        current.save(update_fields=["status", "work_started_at"])
+        return current
 
 
 def sheet_render(*, sheet_id: int) -> Sheet | None:
     """Render the draft PDF of a sheet (run by the worker); a failure is kept on the row."""
-    sheet = Sheet.objects.select_related("project").filter(pk=sheet_id).first()
-    if sheet is None or sheet.status not in (SheetStatus.PENDING, SheetStatus.FAILED):
-        return sheet
-    Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.RENDERING, progress=10, error="")
+    sheet = _claim(
+        sheet_id,
+        statuses=(SheetStatus.PENDING, SheetStatus.FAILED),
+        becomes=SheetStatus.RENDERING,
+    )
+    if sheet is None:
+        return Sheet.objects.select_related("project").filter(pk=sheet_id).first()
+    Sheet.objects.filter(pk=sheet.pk).update(progress=10, error="")
     try:
         html = rendering.sheet_html(sheet)
         Sheet.objects.filter(pk=sheet.pk).update(progress=40)
@@ -86,6 +143,7 @@ def sheet_render(*, sheet_id: int) -> Sheet | None:
         )
         sheet.page_count = rendered.pages
         sheet.status = SheetStatus.READY
+        sheet.work_started_at = None
         sheet.progress = 100
         sheet.rendered_at = timezone.now()
         sheet.save()
@@ -157,41 +215,28 @@ def signoff_record(
     if decision == Decision.APPROVE and all(
         r in {**approvals, role: user.pk} for r in sheet.required_roles
     ):
-        from reports.tasks import sheet_seal_task
-
-        transaction.on_commit(lambda: sheet_seal_task.delay(sheet.pk))
+        # Every role approved: no more decisions, the worker seals it.
+        Sheet.objects.filter(pk=sheet.pk).update(
+            status=SheetStatus.SEALING, seal_error="", work_started_at=timezone.now()
+        )
+        transaction.on_commit(lambda: _queue_seal(sheet.pk))
     return signoff
 
 
 def sheet_seal(*, sheet_id: int) -> Sheet | None:
-    """Put the sign-off page into the draft and sign the whole file (run by the worker)."""
-    sheet = Sheet.objects.select_related("project").filter(pk=sheet_id).first()
-    if sheet is None or sheet.status != SheetStatus.READY:
-        return sheet
-    signoffs = list(sheet.signoffs.select_related("user"))
-    approved = {s.role for s in signoffs if s.decision == Decision.APPROVE}
-    if not all(r in approved for r in sheet.required_roles):
-        return sheet
-    identity = signing.signing_identity()
-    # Only the sign-off page is rendered now; it replaces the draft's placeholder last page.
-    signed_page = rendering.html_to_pdf(
-        rendering.sheet_html(
-            sheet,
-            signoffs=signoffs,
-            signer_subject=identity.subject,
-            self_signed=identity.self_signed,
-            signoff_only=True,
-            total_pages=sheet.page_count,
-        )
-    )
-    with sheet.pdf.open("rb") as handle:
-        draft = handle.read()
-    final = rendering.replace_last_page(draft, signed_page.pdf)
-    sealed = signing.sign_pdf(
-        final, identity, reason=f"{sheet.project.slug} r{sheet.revision} approved"
-    )
+    """Put the sign-off page into the draft and sign the whole file (run by the worker). A
+    failure is kept on the sheet (seal_error) and the sheet stays approved, to be sealed again."""
+    sheet = _claim(sheet_id, statuses=(SheetStatus.SEALING,), becomes=SheetStatus.SEALING)
+    if sheet is None:
+        return Sheet.objects.select_related("project").filter(pk=sheet_id).first()
+    try:
+        sealed = _sealed_pdf(sheet)
+    except Exception as exc:  # whatever broke, the page must say why and offer a retry
+        log.exception("sealing sheet %s failed", sheet.pk)
+        Sheet.objects.filter(pk=sheet.pk).update(seal_error=f"{type(exc).__name__}: {exc}"[:2000])
+        return Sheet.objects.get(pk=sheet.pk)
     with transaction.atomic():
-        sheet = Sheet.objects.select_for_update().get(pk=sheet.pk)
+        sheet = Sheet.objects.select_for_update().select_related("project").get(pk=sheet.pk)
         if sheet.status == SheetStatus.SEALED:
             return sheet
         sheet.sealed_pdf.save(
@@ -199,6 +244,8 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
         )
         sheet.sealed_sha256 = hashlib.sha256(sealed).hexdigest()
         sheet.status = SheetStatus.SEALED
+        sheet.seal_error = ""
+        sheet.work_started_at = None
         sheet.sealed_at = timezone.now()
         sheet.save()
         event_record(
@@ -211,4 +258,71 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
     return sheet
 
 
-__all__ = ["sheet_generate", "sheet_is_stale", "sheet_render", "sheet_seal", "signoff_record"]
+def _sealed_pdf(sheet: Sheet) -> bytes:
+    signoffs = list(sheet.signoffs.select_related("user"))
+    approved = {s.role for s in signoffs if s.decision == Decision.APPROVE}
+    missing = [r for r in sheet.required_roles if r not in approved]
+    if missing:
+        raise ValueError(f"not approved by {', '.join(missing)}")
+    identity = signing.signing_identity()
+
+    def html(*, signoff_only: bool) -> str:
+        return rendering.sheet_html(
+            sheet,
+            signoffs=signoffs,
+            signer_subject=identity.subject,
+            self_signed=identity.self_signed,
+            signoff_only=signoff_only,
+            total_pages=sheet.page_count,
+        )
+
+    # Usually only the sign-off page is rendered, in place of the draft's placeholder page.
+    # When long comments make it run over one page, every page number after it changes, so
+    # the whole sheet is rendered again with the decisions in it.
+    signoff_page = rendering.html_to_pdf(html(signoff_only=True))
+    if signoff_page.pages == 1:
+        with sheet.pdf.open("rb") as handle:
+            final = rendering.replace_last_page(handle.read(), signoff_page.pdf)
+    else:
+        final = rendering.html_to_pdf(html(signoff_only=False)).pdf
+    return signing.sign_pdf(
+        final, identity, reason=f"{sheet.project.slug} r{sheet.revision} approved"
+    )
+
+
+def sheet_retry(*, sheet: Sheet, actor: User) -> str:
+    """Queue again whatever a sheet is stuck on: rendering that failed or whose worker was
+    lost, or a seal that failed. Returns what was queued ("render", "seal" or "")."""
+    sheet = Sheet.objects.get(pk=sheet.pk)
+    stuck = sheet_work_is_stuck(sheet)
+    if sheet.status == SheetStatus.FAILED or (
+        sheet.status in (SheetStatus.PENDING, SheetStatus.RENDERING) and stuck
+    ):
+        Sheet.objects.filter(pk=sheet.pk).update(
+            status=SheetStatus.PENDING, error="", work_started_at=timezone.now()
+        )
+        what = "render"
+        transaction.on_commit(lambda: _queue_render(sheet.pk))
+    elif sheet.status == SheetStatus.SEALING and (sheet.seal_error or stuck):
+        Sheet.objects.filter(pk=sheet.pk).update(seal_error="", work_started_at=timezone.now())
+        what = "seal"
+        transaction.on_commit(lambda: _queue_seal(sheet.pk))
+    else:
+        return ""
+    event_record(
+        project=sheet.project,
+        actor=actor,
+        verb=f"sheet.retry_{what}",
+        subject=f"r{sheet.revision}",
+    )
+    return what
+
+
+__all__ = [
+    "sheet_generate",
+    "sheet_is_stale",
+    "sheet_render",
+    "sheet_retry",
+    "sheet_seal",
+    "signoff_record",
+]

@@ -1,7 +1,8 @@
 """The frozen content of a procurement sheet: a canonical JSON document and its sha256.
 
 The snapshot holds no clock reading of its own, so building it again for an unchanged project
-gives the same bytes: a sheet whose hash no longer matches is stale.
+gives the same bytes: a sheet whose hash no longer matches is stale. It holds only what the
+sheet shows: moving the project to its review phase, say, leaves open revisions signable.
 """
 
 import hashlib
@@ -70,7 +71,6 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "slug": project.slug,
             "name": project.name,
             "description": project.description,
-            "phase": project.phase,
             "workloads": project.get_workloads_display(),
             "existing_base": str(project.get_existing_base_display()),
             "layer_needed": str(project.get_layer_needed_display()),

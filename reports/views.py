@@ -95,6 +95,7 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "open_roles": my_open_roles if current.status == SheetStatus.READY and not stale else [],
         "decisions": Decision.choices,
         "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],
+        "stuck": selectors.sheet_work_is_stuck(current),
         "role_labels": dict(TeamRole.choices),
     }
     if request.htmx:
@@ -107,12 +108,10 @@ def sheet_pdf(request: AuthedHttpRequest, slug: str, revision: int) -> FileRespo
     """The sealed PDF once signed, else the draft; members only, always as a download."""
     access = evaluation_selectors.project_access(request.user, slug)
     current = selectors.sheet_for_project(access.project, revision)
-    field = current.sealed_pdf if current.sealed_pdf else current.pdf
-    if not field:
-        raise Http404
+    handle = selectors.sheet_file(current)
     suffix = "signed" if current.sealed_pdf else "draft"
     return FileResponse(
-        field.open("rb"),
+        handle,
         as_attachment=True,
         content_type="application/pdf",
         filename=f"{slug}-r{revision}-{suffix}.pdf",
@@ -169,8 +168,11 @@ def export(request: AuthedHttpRequest, slug: str, table: str, fmt: str) -> HttpR
 def sheet_retry(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug, write=True)
     current = selectors.sheet_for_project(access.project, revision)
-    if current.status == SheetStatus.FAILED:
-        from reports.tasks import sheet_render_task
-
-        sheet_render_task.delay(current.pk)
+    queued = services.sheet_retry(sheet=current, actor=request.user)
+    if queued == "render":
+        messages.success(request, _("Rendering was queued again."))
+    elif queued == "seal":
+        messages.success(request, _("Sealing was queued again."))
+    else:
+        messages.info(request, _("This revision is not waiting on anything to retry."))
     return redirect("reports:sheet", slug=slug, revision=revision)

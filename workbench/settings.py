@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.utils.translation import gettext_lazy as _
+from kombu import Queue
 
 from workbench.env import (
     ImproperEnvironment,
@@ -228,6 +229,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "default")
 CELERY_TASK_ROUTES = {"reports.tasks.*": {"queue": "reports"}}
+# Declared, not only routed to: a purge (and a worker without -Q) then knows every queue.
+CELERY_TASK_QUEUES = [
+    Queue(name) for name in dict.fromkeys((CELERY_TASK_DEFAULT_QUEUE, "reports", "probes"))
+]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 LOGGING = {

@@ -81,7 +81,7 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
     for number, page in enumerate(pages, start=1):
         lines = [line for line in page.splitlines() if line.strip()]
         # Running header: project, revision and the start of the content hash, on every page.
-        assert "Alpha · r1" in lines[0] and f"sha256 {sheet.sha256[:16]}" in lines[0], lines[0]
+        assert "Alpha · r1" in lines[0] and f"sha256 {sheet.sha256}" in lines[0], lines[0]
         assert lines[-1].replace(" ", "") == f"{number}/{total}"  # "n / N" in the footer
 
     contents = pages[0]
@@ -102,11 +102,15 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
     spanning = pages[starts["Results matrix"] - 1 : starts["Volcano"] - 1]
     assert len(spanning) >= 2
     assert all("Acceptance action" in p and "volcano" in p for p in spanning)
-    # The draft says it awaits sign-off on its last page.
+    # The draft says it awaits sign-off on its last page, naming the roles.
     assert "awaiting sign-off" in pages[-1]
+    assert "Operations" in pages[-1] and "ops" not in pages[-1].split()
 
 
-def test_a_sealed_sheet_verifies_in_browser_api_and_command(evaluation, login, tmp_path) -> None:
+def test_a_sealed_sheet_verifies_in_browser_api_and_command(
+    evaluation, login, tmp_path, settings
+) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000  # a sealed sheet is larger: still verified
     sheet = _seal(evaluation, _render(evaluation, "zh-hans"))
     sealed_bytes = sheet.sealed_pdf.read()
     sealed = tmp_path / "sealed.pdf"
@@ -169,7 +173,9 @@ def test_a_non_member_learns_nothing_about_stored_revisions(evaluation, login) -
     assert "not checked" in page.content.decode()
 
 
-def test_downloads_give_the_draft_then_the_sealed_file_to_members_only(evaluation, login) -> None:
+def test_downloads_give_the_draft_then_the_sealed_file_to_members_only(
+    evaluation, login, caplog
+) -> None:
     sheet = _render(evaluation, "en")
     token, _t, _raw = token_client(evaluation["alpha"])
     url = reverse("reports:sheet_pdf", kwargs={"slug": "alpha", "revision": 1})
@@ -188,6 +194,13 @@ def test_downloads_give_the_draft_then_the_sealed_file_to_members_only(evaluatio
 
     assert login(evaluation["charlie"]).get(url).status_code == 404
     other, _t, _raw = token_client(evaluation["beta"])
+    assert other.get(f"/api/v1/sheets/{sheet.pk}/pdf").status_code == 404
+    # A file gone from storage is a clear 404, not a server error.
+    sheet.sealed_pdf.storage.delete(sheet.sealed_pdf.name)
+    with caplog.at_level("ERROR", logger="reports.selectors"):
+        assert member.get(url).status_code == 404
+        assert token.get(f"/api/v1/sheets/{sheet.pk}/pdf").status_code == 404
+    assert "missing from storage" in caplog.text  # and the operators are told
     assert other.get(f"/api/v1/sheets/{sheet.pk}/pdf").status_code == 404
     assert other.get(f"/api/v1/sheets/{sheet.pk}/").status_code == 404
 
@@ -270,7 +283,10 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     assert len(chosen.snapshot["shortlist"]) == 2
     assert chosen.snapshot["evidence"] == []
 
-    # Changing anything the sheet shows makes it stale; the stored sheet itself never changes.
+    # Moving the project on to its review phase is no change to what the sheet shows...
+    Project.objects.filter(pk=alpha.pk).update(phase="review")
+    assert not services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
+    # ...but changing anything it shows makes it stale; the stored sheet never changes.
     before = Sheet.objects.get(pk=sheet.pk).snapshot_json
     poc_services.boundary_update(candidate=volcano, actor=None, exit_plan="none yet")
     assert services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))

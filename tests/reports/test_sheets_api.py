@@ -35,9 +35,16 @@ def test_generate_read_and_sign_through_the_api(evaluation) -> None:
     assert refused.status_code in (401, 403)
     person = APIClient()
     person.force_login(evaluation["bob"])
+    misread = person.post(
+        f"/api/v1/sheets/{sheet.pk}/signoffs/",
+        {"decision": "approve", "sha256": "0" * 64},
+        format="json",
+    )
+    assert misread.status_code == 409 and "another revision" in misread.json()["detail"]
+    assert not SignOff.objects.exists()
     signed = person.post(
         f"/api/v1/sheets/{sheet.pk}/signoffs/",
-        {"decision": "reject", "comment": "exit plan missing"},
+        {"decision": "reject", "comment": "exit plan missing", "sha256": sheet.sha256},
         format="json",
     )
     assert signed.status_code == 201 and signed.json()["role"] == "ops"

@@ -1,0 +1,167 @@
+"""Sheets never get stuck: a failed seal, a lost worker, an unreachable queue and a sign-off
+page too long for one page all end in a sealed sheet or in a message with a way to retry."""
+
+import subprocess
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from reports import services, signing
+from reports.models import Sheet, SheetStatus
+from reports.verify import verify_pdf
+
+pytestmark = pytest.mark.django_db
+
+SIGNERS = (
+    ("alice", "platform"),
+    ("architecture", "architecture"),
+    ("procurement", "procurement"),
+    ("business", "business"),
+    ("bob", "ops"),
+)
+
+
+@pytest.fixture
+def reports_queue() -> Any:
+    """The real reports queue in Redis (a list named after the queue), emptied before and
+    after."""
+    client = redis.Redis.from_url(django_settings.REDIS_URL)
+    client.delete("reports")
+    yield lambda: client.llen("reports")
+    client.delete("reports")
+
+
+def _ready(evaluation: dict[str, Any]) -> Sheet:
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_render(sheet_id=sheet.pk)
+    assert sheet is not None and sheet.status == SheetStatus.READY, sheet and sheet.error
+    return sheet
+
+
+def _approve_all(evaluation: dict[str, Any], sheet: Sheet, comment: str = "") -> None:
+    for person, role in SIGNERS:
+        services.signoff_record(
+            sheet=sheet,
+            user=evaluation[person],
+            role=role,
+            decision="approve",
+            sheet_sha256=sheet.sha256,
+            comment=comment,
+        )
+
+
+def test_the_last_approval_queues_the_seal_and_closes_sign_off(
+    evaluation, reports_queue, django_capture_on_commit_callbacks
+) -> None:
+    sheet = _ready(evaluation)
+    with django_capture_on_commit_callbacks(execute=True):
+        _approve_all(evaluation, sheet)
+    sheet.refresh_from_db()
+    assert sheet.status == SheetStatus.SEALING
+    assert reports_queue() == 1  # one seal job, on the reports queue
+    with pytest.raises(ValidationError, match="not open for sign-off"):
+        services.signoff_record(
+            sheet=sheet,
+            user=evaluation["bob"],
+            role="ops",
+            decision="reject",
+            sheet_sha256=sheet.sha256,
+        )
+
+
+def test_a_failed_seal_is_shown_and_can_be_retried(
+    evaluation, login, monkeypatch, reports_queue, django_capture_on_commit_callbacks
+) -> None:
+    sheet = _ready(evaluation)
+    _approve_all(evaluation, sheet)
+
+    def unavailable(*args: object, **kwargs: object) -> bytes:
+        raise signing.SigningUnavailable("the signing certificate expired")
+
+    monkeypatch.setattr(signing, "sign_pdf", unavailable)
+    failed = services.sheet_seal(sheet_id=sheet.pk)
+    assert failed.status == SheetStatus.SEALING and not failed.sealed_pdf
+    assert "certificate expired" in failed.seal_error
+
+    url = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
+    page = login(evaluation["bob"]).get(url).content.decode()
+    assert "certificate expired" in page and "Try sealing again" in page
+    assert "hx-trigger" not in page  # nothing to wait for: no polling
+    assert "Try sealing again" not in login(evaluation["dave"]).get(url).content.decode()
+
+    monkeypatch.undo()
+    retry = reverse("reports:sheet_retry", kwargs={"slug": "alpha", "revision": 1})
+    assert login(evaluation["dave"]).post(retry).status_code == 403  # observers cannot
+    with django_capture_on_commit_callbacks(execute=True):
+        assert login(evaluation["bob"]).post(retry).status_code == 302
+    assert reports_queue() == 1
+    sealed = services.sheet_seal(sheet_id=sheet.pk)
+    assert sealed.status == SheetStatus.SEALED and sealed.seal_error == ""
+    assert verify_pdf(sealed.sealed_pdf.read()).valid
+
+
+def test_work_lost_with_its_worker_is_taken_up_again(evaluation, login) -> None:
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    # A worker took it up a moment ago: a second delivery of the same job leaves it alone.
+    Sheet.objects.filter(pk=sheet.pk).update(
+        status=SheetStatus.RENDERING, work_started_at=timezone.now()
+    )
+    assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.RENDERING
+    url = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
+    assert "hx-trigger" in login(evaluation["bob"]).get(url).content.decode()
+
+    # That worker died long ago: the page says so, and the redelivered job renders it.
+    Sheet.objects.filter(pk=sheet.pk).update(work_started_at=timezone.now() - timedelta(minutes=30))
+    page = login(evaluation["bob"]).get(url).content.decode()
+    assert "may have stopped" in page and "Try again" in page and "hx-trigger" not in page
+    assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.READY
+
+
+def test_an_unreachable_queue_leaves_a_sheet_that_can_be_retried(
+    evaluation, login, monkeypatch, reports_queue, django_capture_on_commit_callbacks
+) -> None:
+    from reports.tasks import sheet_render_task
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise OperationalError("Error 111 connecting to redis:6379. Connection refused.")
+
+    client = login(evaluation["bob"])
+    monkeypatch.setattr(sheet_render_task, "delay", refused)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "en"}
+        )
+    assert response.status_code == 302  # the sheet is saved; no error page
+    sheet = Sheet.objects.get()
+    assert sheet.status == SheetStatus.FAILED and "Connection refused" in sheet.error
+
+    monkeypatch.undo()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("reports:sheet_retry", kwargs={"slug": "alpha", "revision": 1}))
+    sheet.refresh_from_db()
+    assert sheet.status == SheetStatus.PENDING and reports_queue() == 1
+
+
+def test_a_sign_off_page_longer_than_one_page_renders_the_sheet_again(evaluation, tmp_path) -> None:
+    sheet = _ready(evaluation)
+    draft_pages = sheet.page_count
+    _approve_all(evaluation, sheet, comment="Reviewed against the exit plan. " * 60)
+    sealed = services.sheet_seal(sheet_id=sheet.pk)
+    assert sealed.status == SheetStatus.SEALED, sealed.seal_error
+    path = tmp_path / "sealed.pdf"
+    path.write_bytes(sealed.sealed_pdf.read())
+    pages = subprocess.run(
+        ["pdftotext", str(path), "-"], capture_output=True, text=True, check=True
+    ).stdout.split("\f")[:-1]
+    assert len(pages) > draft_pages
+    total = len(pages)
+    for number, page in enumerate(pages, start=1):  # every footer counts the new total
+        assert f"{number} / {total}" in page
+    assert verify_pdf(path.read_bytes()).valid
