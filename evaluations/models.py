@@ -55,6 +55,16 @@ class TeamRole(models.TextChoices):
     OBSERVER = "observer", _("Observer")
 
 
+# The team roles that may sign a procurement sheet (an observer never signs), and the default
+# set each project's sheets need.
+SIGNING_ROLE_CHOICES = [(r.value, r.label) for r in TeamRole if r != TeamRole.OBSERVER]
+DEFAULT_SIGNING_ROLES = ["platform", "architecture", "procurement", "business", "ops"]
+
+
+def default_signing_roles() -> list[str]:
+    return list(DEFAULT_SIGNING_ROLES)
+
+
 def _check_choice_list(value: Any, choices: type[models.TextChoices], field: str) -> None:
     if not isinstance(value, list):
         raise ValidationError({field: _("Must be a list.")})
@@ -85,6 +95,7 @@ class Project(models.Model):
         _("layer needed"), max_length=30, choices=LayerNeeded, blank=True
     )
     supplier_needs = models.JSONField(_("supplier needs"), default=list, blank=True)
+    signing_roles = models.JSONField(_("roles that sign its sheets"), default=default_signing_roles)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -101,6 +112,13 @@ class Project(models.Model):
             raise ValidationError({"slug": _("This short name is reserved; choose another.")})
         _check_choice_list(self.workloads, Workload, "workloads")
         _check_choice_list(self.supplier_needs, SupplierNeed, "supplier_needs")
+        _check_choice_list(self.signing_roles, TeamRole, "signing_roles")
+        if TeamRole.OBSERVER in self.signing_roles:
+            raise ValidationError({"signing_roles": _("Observers do not sign sheets.")})
+        if not self.signing_roles:
+            raise ValidationError(
+                {"signing_roles": _("At least one team role must sign the sheets.")}
+            )
 
     def get_workloads_display(self) -> list[str]:
         labels = dict(Workload.choices)

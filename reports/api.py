@@ -22,7 +22,7 @@ from reports.verify import verify_pdf
 from reports.views import MAX_VERIFY_BYTES, _trusted_pem
 
 
-def _sheet_data(sheet: Sheet) -> dict[str, Any]:
+def _sheet_data(sheet: Sheet, *, stale: bool = False) -> dict[str, Any]:
     return {
         "id": sheet.pk,
         "project": sheet.project.slug,
@@ -35,6 +35,10 @@ def _sheet_data(sheet: Sheet) -> dict[str, Any]:
         "candidates": sheet.candidate_slugs,
         "required_roles": sheet.required_roles,
         "error": sheet.error or None,
+        "seal_error": sheet.seal_error or None,
+        # The project changed after this revision was frozen (open revisions can no longer be
+        # signed; sealed ones stay valid for what they froze).
+        "stale": stale,
         "signoffs": [
             {
                 "role": s.role,
@@ -98,7 +102,8 @@ class SheetCreateApi(APIView):
 class SheetDetailApi(APIView):
     @extend_schema(responses=inline_serializer("Sheet", {"id": serializers.IntegerField()}))
     def get(self, request: Request, sheet_id: int) -> Response:
-        return Response(_sheet_data(_sheet_for_caller(request, sheet_id)))
+        sheet = _sheet_for_caller(request, sheet_id)
+        return Response(_sheet_data(sheet, stale=selectors.sheet_is_stale(sheet)))
 
 
 class SheetPdfApi(APIView):

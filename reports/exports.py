@@ -1,5 +1,9 @@
-"""Matrix, comparison and responsibility tables as CSV and XLSX for procurement spreadsheets,
-from the same selectors as the pages (so the numbers match the sheet)."""
+"""Matrix, comparison and responsibility tables as CSV and XLSX for procurement spreadsheets.
+
+Every table is read from a sheet snapshot: a revision's frozen one (the numbers it was signed
+with), or one built now for the current data. Both go through the same code as the PDF's
+content, so the spreadsheet and the sheet cannot disagree.
+"""
 
 import csv
 import io
@@ -8,64 +12,51 @@ from typing import Any
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
-from evaluations.models import Project
-from poc import selectors as poc_selectors
-from poc.models import ResponsibilityArea
-
 TABLES = ("matrix", "comparison", "responsibilities")
+OUTCOME_ORDER = ("passed", "failed", "not_covered", "needs_integration")
 
 
-def table_rows(project: Project, table: str) -> list[list[object]]:
+def table_rows(snapshot: dict[str, Any], table: str) -> list[list[object]]:
     if table == "matrix":
-        data: Any = poc_selectors.matrix_api_data(project)
-        cells = {(c["candidate"], c["action"]): c["outcome"] for c in data["cells"]}
-        rows: list[list[object]] = [["action", *data["candidates"]]]
-        rows += [[a, *(cells[(c, a)] for c in data["candidates"])] for a in data["actions"]]
+        matrix = snapshot["matrix"]
+        rows: list[list[object]] = [["action", "requirement", "scenario", *matrix["columns"]]]
+        for action, outcomes in zip(matrix["actions"], matrix["rows"], strict=True):
+            rows.append([action["key"], action["requirement"], action["scenario"], *outcomes])
         return rows
-    summaries = poc_selectors.comparison_for_project(project, include_all=True)
     if table == "comparison":
+        tiers = {c["slug"]: c["tier"] for c in snapshot["shortlist"]}
         rows = [
             [
                 "candidate",
                 "tier",
-                "passed",
-                "failed",
-                "not_covered",
-                "needs_integration",
+                *OUTCOME_ORDER,
                 "integration_effort_days",
                 "responsibility_gaps",
             ]
         ]
-        for s in summaries:
+        for c in snapshot["candidates"]:
             rows.append(
                 [
-                    s.candidate.slug,
-                    s.candidate.tier,
-                    *(n for _o, n in s.ordered()),
-                    float(s.integration_effort),
-                    len(s.responsibility_gaps),
+                    c["slug"],
+                    tiers.get(c["slug"], ""),
+                    *(c["counts"][o] for o in OUTCOME_ORDER),
+                    float(c["integration_total_days"]),
+                    len(c["gaps"]),
                 ]
             )
         return rows
-    rows = [["candidate", "area", "party", "person", "escalation"]]
-    for s in summaries:
-        for area, _label in ResponsibilityArea.choices:
-            r = s.responsibilities.get(area)
-            rows.append(
-                [
-                    s.candidate.slug,
-                    area,
-                    r.party if r else "",
-                    r.person if r else "",
-                    r.escalation if r else "",
-                ]
-            )
+    rows = [["candidate", "area", "party", "person", "escalation", "assigned"]]
+    for c in snapshot["candidates"]:
+        for r in c["responsibilities"]:
+            rows.append([c["slug"], r["area"], r["party"], r["person"], r["escalation"], "yes"])
+        for gap in c["gaps"]:
+            rows.append([c["slug"], gap, "", "", "", "no"])
     return rows
 
 
 def to_csv(rows: list[list[object]]) -> bytes:
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    csv.writer(buffer, lineterminator="\n").writerows([[_safe(v) for v in row] for row in rows])
     return ("\ufeff" + buffer.getvalue()).encode()  # a BOM so spreadsheets read UTF-8
 
 

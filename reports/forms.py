@@ -1,6 +1,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from evaluations.models import SIGNING_ROLE_CHOICES
 from reports.models import Decision
 
 
@@ -38,3 +39,13 @@ class SignOffForm(forms.Form):
 
 class VerifyForm(forms.Form):
     file = forms.FileField(label=_("Signed PDF"))
+
+
+class SigningRolesForm(forms.Form):
+    signing_roles = forms.MultipleChoiceField(
+        label=_("Team roles that sign"),
+        choices=SIGNING_ROLE_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": _("Choose at least one team role.")},
+        help_text=_("Applies to revisions generated from now on."),
+    )

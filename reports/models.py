@@ -16,15 +16,6 @@ class SheetStatus(models.TextChoices):
     FAILED = "failed", _("Failed")
 
 
-SIGNING_ROLES = [
-    TeamRole.PLATFORM,
-    TeamRole.ARCHITECTURE,
-    TeamRole.PROCUREMENT,
-    TeamRole.BUSINESS,
-    TeamRole.OPS,
-]
-
-
 class Sheet(models.Model):
     """A revision of a project's procurement sheet: a frozen snapshot (canonical JSON with its
     sha256) and the PDF rendered from it. A sheet is never edited; a changed project gets a

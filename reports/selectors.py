@@ -20,6 +20,30 @@ def sheets_for_project(project: Project) -> list[Sheet]:
     )
 
 
+def sheets_with_staleness(project: Project) -> list[tuple[Sheet, bool]]:
+    """The project's sheets, each with whether the project has changed since it was frozen.
+    Sheets frozen for the same language and candidates share one fresh snapshot."""
+    from reports.snapshot import snapshot_and_hash
+
+    sheets = sheets_for_project(project)
+    current: dict[tuple[str, tuple[str, ...]], str] = {}
+    out = []
+    for sheet in sheets:
+        key = (sheet.language, tuple(sheet.candidate_slugs))
+        if key not in current:
+            current[key] = snapshot_and_hash(
+                project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
+            )[2]
+        out.append((sheet, current[key] != sheet.sha256))
+    return out
+
+
+def signing_roles_without_holder(project: Project) -> list[str]:
+    """The project's signing roles that no member holds: its sheets cannot be sealed."""
+    held = set(Membership.objects.filter(project=project).values_list("role", flat=True))
+    return [r for r in project.signing_roles if r not in held]
+
+
 def sheet_for_project(project: Project, revision: int) -> Sheet:
     sheet = (
         Sheet.objects.filter(project=project, revision=revision)

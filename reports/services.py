@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from reports import rendering, signing
-from reports.models import SIGNING_ROLES, Decision, Sheet, SheetStatus, SignOff
+from reports.models import Decision, Sheet, SheetStatus, SignOff
 from reports.selectors import sheet_is_stale, sheet_work_is_stuck
 from reports.snapshot import snapshot_and_hash
 
@@ -37,7 +37,7 @@ def sheet_generate(
         raise ValidationError(
             {"candidates": _("Unknown candidates: %(slugs)s.") % {"slugs": ", ".join(unknown)}}
         )
-    Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise revisions
+    locked = Project.objects.select_for_update().get(pk=project.pk)  # serialise revisions
     snapshot, text, digest = snapshot_and_hash(project, language=language, candidate_slugs=slugs)
     revision = (Sheet.objects.filter(project=project).aggregate(m=Max("revision"))["m"] or 0) + 1
     sheet = Sheet.objects.create(
@@ -48,7 +48,7 @@ def sheet_generate(
         snapshot=snapshot,
         snapshot_json=text,
         sha256=digest,
-        required_roles=[str(r) for r in SIGNING_ROLES],
+        required_roles=list(locked.signing_roles),
         work_started_at=timezone.now(),
         generated_by=actor if actor is not None and actor.is_authenticated else None,
     )

@@ -6,11 +6,17 @@ app_name = "reports"
 
 urlpatterns = [
     path("projects/<slug:slug>/sheets/", views.sheets, name="sheets"),
+    path("projects/<slug:slug>/sheets/roles/", views.sheet_roles, name="sheet_roles"),
     path("projects/<slug:slug>/sheets/<int:revision>/", views.sheet, name="sheet"),
     path("projects/<slug:slug>/sheets/<int:revision>/pdf/", views.sheet_pdf, name="sheet_pdf"),
     path(
         "projects/<slug:slug>/sheets/<int:revision>/retry/", views.sheet_retry, name="sheet_retry"
     ),
     path("projects/<slug:slug>/export/<slug:table>.<str:fmt>", views.export, name="export"),
+    path(
+        "projects/<slug:slug>/sheets/<int:revision>/export/<slug:table>.<str:fmt>",
+        views.sheet_export,
+        name="sheet_export",
+    ),
     path("sheets/verify/", views.verify, name="verify"),
 ]

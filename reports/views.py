@@ -6,14 +6,18 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
+from evaluations import services as evaluation_services
 from evaluations.models import Project, TeamRole
+from evaluations.selectors import ProjectAccess
 from reports import exports, selectors, services
-from reports.forms import SheetGenerateForm, SignOffForm, VerifyForm
+from reports.forms import SheetGenerateForm, SigningRolesForm, SignOffForm, VerifyForm
 from reports.models import Decision, SheetStatus
+from reports.snapshot import build_snapshot
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -28,12 +32,44 @@ def _candidate_choices(project: Project) -> list[tuple[str, str]]:
     ]
 
 
+def _sheets_page(
+    request: AuthedHttpRequest,
+    access: ProjectAccess,
+    *,
+    form: SheetGenerateForm | None = None,
+    roles_form: SigningRolesForm | None = None,
+) -> HttpResponse:
+    project = access.project
+    invalid = any(f is not None and f.is_bound for f in (form, roles_form))
+    return render(
+        request,
+        "reports/sheets.html",
+        {
+            "access": access,
+            "project": project,
+            "tab": "sheets",
+            "form": form or SheetGenerateForm(candidates=_candidate_choices(project)),
+            "roles_form": roles_form
+            or SigningRolesForm(initial={"signing_roles": project.signing_roles}),
+            "signing_roles": [TeamRole(r).label for r in project.signing_roles],
+            "unheld_roles": [
+                TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
+            ],
+            "sheets": selectors.sheets_with_staleness(project),
+            "tables": exports.TABLES,
+        },
+        status=422 if invalid else 200,
+    )
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def sheets(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
-    form = SheetGenerateForm(request.POST or None, candidates=_candidate_choices(access.project))
-    if request.method == "POST" and form.is_valid():
+    if request.method != "POST":
+        return _sheets_page(request, access)
+    form = SheetGenerateForm(request.POST, candidates=_candidate_choices(access.project))
+    if form.is_valid():
         try:
             sheet = services.sheet_generate(
                 project=access.project,
@@ -45,18 +81,28 @@ def sheets(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             form_add_service_error(form, exc)
         else:
             return redirect("reports:sheet", slug=slug, revision=sheet.revision)
-    return render(
-        request,
-        "reports/sheets.html",
-        {
-            "access": access,
-            "project": access.project,
-            "tab": "sheets",
-            "form": form,
-            "sheets": selectors.sheets_for_project(access.project),
-            "tables": exports.TABLES,
-        },
-    )
+    return _sheets_page(request, access, form=form)
+
+
+@login_required
+@require_POST
+def sheet_roles(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """Which team roles sign this project's sheets (project admins)."""
+    access = evaluation_selectors.project_access(request.user, slug, admin=True)
+    form = SigningRolesForm(request.POST)
+    if form.is_valid():
+        try:
+            evaluation_services.project_signing_roles_set(
+                project=access.project,
+                roles=form.cleaned_data["signing_roles"],
+                actor=request.user,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(request, _("Signing roles saved."))
+            return redirect("reports:sheets", slug=slug)
+    return _sheets_page(request, access, roles_form=form)
 
 
 @login_required
@@ -96,6 +142,7 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "decisions": Decision.choices,
         "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],
         "stuck": selectors.sheet_work_is_stuck(current),
+        "tables": exports.TABLES,
         "role_labels": dict(TeamRole.choices),
     }
     if request.htmx:
@@ -148,10 +195,29 @@ def _trusted_pem() -> bytes | None:
 
 @login_required
 def export(request: AuthedHttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
+    """A table of the project's current data."""
     access = evaluation_selectors.project_access(request.user, slug)
     if table not in exports.TABLES or fmt not in ("csv", "xlsx"):
         raise Http404
-    rows = exports.table_rows(access.project, table)
+    language = "zh-hans" if (get_language() or "").startswith("zh") else "en"
+    snapshot = build_snapshot(access.project, language=language, candidate_slugs=[])
+    return _export_response(exports.table_rows(snapshot, table), f"{slug}-{table}", fmt, table)
+
+
+@login_required
+def sheet_export(
+    request: AuthedHttpRequest, slug: str, revision: int, table: str, fmt: str
+) -> HttpResponse:
+    """A table as this revision froze it: the numbers its signers approved."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    current = selectors.sheet_for_project(access.project, revision)
+    if table not in exports.TABLES or fmt not in ("csv", "xlsx"):
+        raise Http404
+    rows = exports.table_rows(current.snapshot, table)
+    return _export_response(rows, f"{slug}-r{revision}-{table}", fmt, table)
+
+
+def _export_response(rows: list[list[object]], name: str, fmt: str, table: str) -> HttpResponse:
     if fmt == "csv":
         response = HttpResponse(exports.to_csv(rows), content_type="text/csv; charset=utf-8")
     else:
@@ -159,7 +225,7 @@ def export(request: AuthedHttpRequest, slug: str, table: str, fmt: str) -> HttpR
             exports.to_xlsx(rows, table),
             content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         )
-    response["Content-Disposition"] = f'attachment; filename="{slug}-{table}.{fmt}"'
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     return response
 
 

@@ -10,6 +10,7 @@ from evaluations.services.projects import (
     membership_remove,
     membership_set,
     project_create,
+    project_signing_roles_set,
     project_update,
 )
 from evaluations.services.shortlist import (
@@ -64,5 +65,6 @@ __all__ = [
     "membership_remove",
     "membership_set",
     "project_create",
+    "project_signing_roles_set",
     "project_update",
 ]

@@ -9,6 +9,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from evaluations.models import (
+    SIGNING_ROLE_CHOICES,
     Membership,
     Project,
     TeamRole,
@@ -60,6 +61,37 @@ def project_update(*, project: Project, actor: User, **changes: Any) -> Project:
             subject=project.name,
             before={k: before[k] for k in changed},
             after=changed,
+        )
+    return project
+
+
+@transaction.atomic
+def project_signing_roles_set(*, project: Project, roles: list[str], actor: User) -> Project:
+    """Choose the team roles whose approval seals this project's sheets. Revisions already
+    generated keep the roles they were generated with."""
+    order = [value for value, _label in SIGNING_ROLE_CHOICES]
+    unknown = [r for r in roles if r not in order]
+    if unknown:
+        raise ValidationError(
+            {
+                "signing_roles": _("These roles cannot sign: %(roles)s.")
+                % {"roles": ", ".join(unknown)}
+            }
+        )
+    chosen = [r for r in order if r in roles]
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    before = list(project.signing_roles)
+    project.signing_roles = chosen
+    project.full_clean()
+    if chosen != before:
+        project.save(update_fields=["signing_roles", "updated_at"])
+        event_record(
+            project=project,
+            actor=actor,
+            verb="project.signing_roles",
+            subject=", ".join(str(TeamRole(r).label) for r in chosen),
+            before={"signing_roles": before},
+            after={"signing_roles": chosen},
         )
     return project
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 from openpyxl import load_workbook
 from rest_framework.test import APIClient
 
-from reports import services
+from reports import exports, services
 from reports.models import Sheet, SheetStatus, SignOff
 from tests.poc.api_helpers import token_client
 from tests.workers import celery_worker, wait_until
@@ -65,6 +65,10 @@ def test_generate_read_and_sign_through_the_api(evaluation) -> None:
     assert outsider.get(f"/api/v1/sheets/{sheet.pk}/").status_code == 404
     detail = client.get(f"/api/v1/sheets/{sheet.pk}/").json()
     assert detail["signoffs"][0]["comment"] == "exit plan missing"
+    assert detail["stale"] is False and detail["required_roles"][-1] == "ops"
+    evaluation["alpha"].description = "scope widened"
+    evaluation["alpha"].save()
+    assert client.get(f"/api/v1/sheets/{sheet.pk}/").json()["stale"] is True
     assert SignOff.objects.count() == 1
 
 
@@ -80,9 +84,21 @@ def test_verify_api_never_fails_with_a_server_error(evaluation) -> None:
 
 @pytest.mark.django_db
 def test_exports_carry_the_same_numbers(evaluation, login) -> None:
+    from poc import services as poc_services
+
     client = login(evaluation["bob"])
-    url = reverse("reports:export", kwargs={"slug": "alpha", "table": "comparison", "fmt": "csv"})
-    rows = list(csv.reader(io.StringIO(client.get(url).content.decode("utf-8-sig"))))
+
+    def csv_rows(url: str) -> list[list[str]]:
+        return list(csv.reader(io.StringIO(client.get(url).content.decode("utf-8-sig"))))
+
+    def export(table: str, fmt: str, revision: int | None = None) -> str:
+        if revision is None:
+            kwargs = {"slug": "alpha", "table": table, "fmt": fmt}
+            return reverse("reports:export", kwargs=kwargs)
+        kwargs = {"slug": "alpha", "revision": revision, "table": table, "fmt": fmt}
+        return reverse("reports:sheet_export", kwargs=kwargs)
+
+    rows = csv_rows(export("comparison", "csv"))
     assert rows[0][:6] == [
         "candidate",
         "tier",
@@ -91,17 +107,47 @@ def test_exports_carry_the_same_numbers(evaluation, login) -> None:
         "not_covered",
         "needs_integration",
     ]
-    assert rows[1][:8] == ["volcano", "validate_first", "1", "1", "0", "1", "3.5", "11"]
-    xlsx = client.get(
-        reverse("reports:export", kwargs={"slug": "alpha", "table": "matrix", "fmt": "xlsx"})
+    assert rows[1] == ["volcano", "validate_first", "1", "1", "0", "1", "3.5", "11"]
+    poc_services.responsibility_set(
+        candidate=evaluation["volcano"],
+        area="support_sla",
+        party="vendor",
+        person="=HYPERLINK(evil)",
+        actor=None,
     )
-    book = load_workbook(io.BytesIO(xlsx.content))
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    frozen = sheet.snapshot["candidates"][0]
+
+    # The revision's exports are its snapshot's numbers.
+    comparison = csv_rows(export("comparison", "csv", 1))
+    assert comparison[1][2:6] == [str(frozen["counts"][o]) for o in exports.OUTCOME_ORDER]
+    assert comparison[1][7] == str(len(frozen["gaps"])) == "10"
+    book = load_workbook(io.BytesIO(client.get(export("matrix", "xlsx", 1)).content))
     values = [[c.value for c in row] for row in book.active.iter_rows()]
-    assert values[0] == ["action", "volcano"]
-    assert ["real-job", "failed"] in values
-    assert login(evaluation["charlie"]).get(url).status_code == 404
+    assert values[0] == ["action", "requirement", "scenario", "volcano"]
+    assert [row[0] for row in values[1:]] == [a["key"] for a in sheet.snapshot["matrix"]["actions"]]
+    assert [row[3:] for row in values[1:]] == sheet.snapshot["matrix"]["rows"]
+    responsibilities = csv_rows(export("responsibilities", "csv", 1))
+    assigned = [r for r in responsibilities[1:] if r[5] == "yes"]
+    assert assigned == [["volcano", "Support and SLA", "Vendor", "'=HYPERLINK(evil)", "", "yes"]]
+    assert len(responsibilities) - 1 == 11  # every area, assigned or a gap
+
+    # The project moves on: current exports follow it, the revision's stay as signed.
+    poc_services.result_record(
+        candidate=evaluation["volcano"],
+        action=evaluation["actions"][1],
+        outcome="passed",
+        change_reason="fixed upstream",
+        actor=None,
+    )
+    assert csv_rows(export("comparison", "csv"))[1][2:4] == ["2", "0"]
+    assert csv_rows(export("comparison", "csv", 1))[1][2:4] == ["1", "1"]
+
+    assert login(evaluation["charlie"]).get(export("comparison", "csv")).status_code == 404
+    assert login(evaluation["charlie"]).get(export("matrix", "csv", 1)).status_code == 404
     bad = reverse("reports:export", kwargs={"slug": "alpha", "table": "secrets", "fmt": "csv"})
     assert client.get(bad).status_code == 404
+    assert client.get(export("matrix", "pdf", 1)).status_code == 404
 
 
 @pytest.mark.worker

@@ -171,3 +171,35 @@ def test_production_without_a_signing_certificate_fails_loudly(tmp_path: Path) -
     result = run_django(["manage.py", "check"], env, tmp_path)
     assert result.returncode != 0
     assert "reports.E001" in result.stderr and "SHEET_SIGNING_P12" in result.stderr
+
+
+def test_production_web_server_and_worker_refuse_to_start_without_a_certificate(
+    tmp_path: Path,
+) -> None:
+    """Gunicorn and the Celery worker run no `manage.py check`: they check at start-up."""
+    env = {
+        "DJANGO_ENV": "production",
+        "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
+        "ALLOWED_HOSTS": "workbench.example.com",
+    }
+    web = run_django(["-c", "import workbench.wsgi"], env, tmp_path)
+    assert web.returncode != 0
+    assert "The web server cannot start" in web.stderr and "reports.E001" in web.stderr
+    worker = run_django(
+        ["-m", "celery", "-A", "workbench", "worker", "--pool=solo", "--queues=reports"],
+        env,
+        tmp_path,
+    )
+    assert worker.returncode != 0
+    assert "The worker cannot start" in worker.stderr and "SHEET_SIGNING_P12" in worker.stderr
+
+    from reports.signing import create_self_signed_p12
+
+    create_self_signed_p12(tmp_path / "org.p12", "secret", subject="Example Org")
+    signed = {
+        **env,
+        "SHEET_SIGNING_P12": str(tmp_path / "org.p12"),
+        "SHEET_SIGNING_PASSPHRASE": "secret",
+    }
+    started = run_django(["-c", "import workbench.wsgi; print('serving')"], signed, tmp_path)
+    assert started.returncode == 0 and "serving" in started.stdout, started.stderr
