@@ -77,6 +77,8 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
     pages = _pages(draft)
     total = len(pages)
     assert total == sheet.page_count and total >= 4
+    info = subprocess.run(["pdfinfo", str(draft)], capture_output=True, text=True).stdout
+    assert "(A4)" in info, info
 
     for number, page in enumerate(pages, start=1):
         lines = [line for line in page.splitlines() if line.strip()]
@@ -129,6 +131,7 @@ def test_a_sealed_sheet_verifies_in_browser_api_and_command(
     assert page.status_code == 200
     html = page.content.decode()
     assert "✓" in html and "Workbench Test Organisation" in html and "alpha r1" in html
+    assert "Signed with this workbench's certificate</dt><dd>yes" in html
 
     # API: raw body and multipart give the same report.
     api = APIClient()
@@ -141,6 +144,7 @@ def test_a_sealed_sheet_verifies_in_browser_api_and_command(
     assert raw["valid"] and raw["intact"] and raw["covers_whole_file"], raw
     assert (raw["project"], raw["revision"], raw["content_sha256"]) == ("alpha", 1, sheet.sha256)
     assert raw["matches_stored_snapshot"] is True and raw["trusted_signer"] is True
+    assert raw["signed_at"].startswith(str(sheet.sealed_at.year))
 
     # Command line: exit status 0 and the report; a truncated copy fails with its reason.
     out = io.StringIO()
@@ -150,6 +154,8 @@ def test_a_sealed_sheet_verifies_in_browser_api_and_command(
     truncated.write_bytes(sealed_bytes[: len(sealed_bytes) - 2000])
     with pytest.raises(CommandError, match="invalid"):
         call_command("verify_sheet", str(truncated), stdout=io.StringIO())
+    pdfsig = subprocess.run(["pdfsig", str(truncated)], capture_output=True, text=True)
+    assert "Signature is Valid." not in pdfsig.stdout  # the independent verifier agrees
     cut = api.post("/api/v1/sheets/verify/", sealed_bytes[:-2000], content_type="application/pdf")
     assert cut.status_code == 200 and cut.json()["valid"] is False and cut.json()["problems"]
     with pytest.raises(CommandError, match="cannot read"):
