@@ -9,10 +9,16 @@ import csv
 import io
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
 TABLES = ("matrix", "comparison", "responsibilities")
+TABLE_LABELS = {
+    "matrix": _("Results matrix"),
+    "comparison": _("Comparison"),
+    "responsibilities": _("Responsibilities"),
+}
 OUTCOME_ORDER = ("passed", "failed", "not_covered", "needs_integration")
 
 

@@ -102,7 +102,11 @@ def _claim(sheet_id: int, *, statuses: tuple[str, ...], becomes: str) -> Sheet |
     """Take up a sheet's work if it waits for it (or its last worker was lost): one worker at
     a time, decided under a row lock."""
     with transaction.atomic():
-        sheet = Sheet.objects.select_for_update().select_related("project").filter(pk=sheet_id)
+        sheet = (
+            Sheet.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .filter(pk=sheet_id)
+        )
         current = sheet.first()
         if current is None:
             return None
@@ -156,7 +160,7 @@ def signoff_record(
 ) -> SignOff:
     """One role's decision on this exact revision. Refused: a role the signer does not hold,
     a second decision by a role, a stale or changed revision, a generator approving alone."""
-    sheet = Sheet.objects.select_for_update().select_related("project").get(pk=sheet.pk)
+    sheet = Sheet.objects.select_for_update(of=("self",)).select_related("project").get(pk=sheet.pk)
     if not Membership.objects.filter(project=sheet.project, user=user, role=role).exists():
         raise PermissionDenied(
             _("You do not hold the %(role)s role in this project.") % {"role": role}
@@ -236,7 +240,9 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
         Sheet.objects.filter(pk=sheet.pk).update(seal_error=f"{type(exc).__name__}: {exc}"[:2000])
         return Sheet.objects.get(pk=sheet.pk)
     with transaction.atomic():
-        sheet = Sheet.objects.select_for_update().select_related("project").get(pk=sheet.pk)
+        sheet = (
+            Sheet.objects.select_for_update(of=("self",)).select_related("project").get(pk=sheet.pk)
+        )
         if sheet.status == SheetStatus.SEALED:
             return sheet
         sheet.sealed_pdf.save(

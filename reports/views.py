@@ -56,7 +56,7 @@ def _sheets_page(
                 TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
             ],
             "sheets": selectors.sheets_with_staleness(project),
-            "tables": exports.TABLES,
+            "tables": exports.TABLE_LABELS.items(),
         },
         status=422 if invalid else 200,
     )
@@ -142,7 +142,7 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "decisions": Decision.choices,
         "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],
         "stuck": selectors.sheet_work_is_stuck(current),
-        "tables": exports.TABLES,
+        "tables": exports.TABLE_LABELS.items(),
         "role_labels": dict(TeamRole.choices),
     }
     if request.htmx:
