@@ -2,13 +2,15 @@
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -98,6 +100,20 @@ def _queue_seal(sheet_id: int) -> None:
     )
 
 
+@contextmanager
+def _files_removed_on_rollback() -> Iterator[list[FieldFile]]:
+    """Files written to storage inside a transaction are deleted again if it rolls back, so a
+    failed save leaves no orphan PDF behind."""
+    stored: list[FieldFile] = []
+    try:
+        yield stored
+    except BaseException:
+        for field in stored:
+            if field.name:
+                field.storage.delete(field.name)
+        raise
+
+
 def _claim(sheet_id: int, *, statuses: tuple[str, ...], becomes: str) -> Sheet | None:
     """Take up a sheet's work if it waits for it (or its last worker was lost): one worker at
     a time, decided under a row lock."""
@@ -140,11 +156,12 @@ def sheet_render(*, sheet_id: int) -> Sheet | None:
             status=SheetStatus.FAILED, progress=0, error=f"{type(exc).__name__}: {exc}"[:2000]
         )
         return Sheet.objects.get(pk=sheet.pk)
-    with transaction.atomic():
+    with _files_removed_on_rollback() as stored, transaction.atomic():
         sheet = Sheet.objects.select_for_update().get(pk=sheet.pk)
         sheet.pdf.save(
             f"{sheet.project.slug}-r{sheet.revision}.pdf", ContentFile(rendered.pdf), save=False
         )
+        stored.append(sheet.pdf)
         sheet.page_count = rendered.pages
         sheet.status = SheetStatus.READY
         sheet.work_started_at = None
@@ -239,7 +256,7 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
         log.exception("sealing sheet %s failed", sheet.pk)
         Sheet.objects.filter(pk=sheet.pk).update(seal_error=f"{type(exc).__name__}: {exc}"[:2000])
         return Sheet.objects.get(pk=sheet.pk)
-    with transaction.atomic():
+    with _files_removed_on_rollback() as stored, transaction.atomic():
         sheet = (
             Sheet.objects.select_for_update(of=("self",)).select_related("project").get(pk=sheet.pk)
         )
@@ -248,6 +265,7 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
         sheet.sealed_pdf.save(
             f"{sheet.project.slug}-r{sheet.revision}-signed.pdf", ContentFile(sealed), save=False
         )
+        stored.append(sheet.sealed_pdf)
         sheet.sealed_sha256 = hashlib.sha256(sealed).hexdigest()
         sheet.status = SheetStatus.SEALED
         sheet.seal_error = ""

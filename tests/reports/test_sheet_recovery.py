@@ -165,3 +165,22 @@ def test_a_sign_off_page_longer_than_one_page_renders_the_sheet_again(evaluation
     for number, page in enumerate(pages, start=1):  # every footer counts the new total
         assert f"{number} / {total}" in page
     assert verify_pdf(path.read_bytes()).valid
+
+
+def test_a_failed_save_leaves_no_orphan_pdf_in_storage(evaluation, monkeypatch, settings) -> None:
+    from pathlib import Path
+
+    from django.db import IntegrityError
+
+    from reports import rendering
+
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    # The database refuses the row (a page count below zero breaks its check constraint).
+    monkeypatch.setattr(
+        rendering, "html_to_pdf", lambda html: rendering.Rendered(pdf=b"%PDF-1.7 x", pages=-1)
+    )
+    with pytest.raises(IntegrityError):
+        services.sheet_render(sheet_id=sheet.pk)
+    drafts = Path(settings.MEDIA_ROOT) / "sheets" / "drafts"
+    assert not drafts.exists() or not any(drafts.iterdir())
+    assert not Sheet.objects.get(pk=sheet.pk).pdf

@@ -5,7 +5,7 @@ import gc
 import subprocess
 import threading
 import weakref
-from io import BytesIO
+from io import BytesIO, StringIO
 from pathlib import Path
 
 import pytest
@@ -144,3 +144,27 @@ def test_a_collector_the_process_switched_off_stays_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_development_certificate_is_made_once_and_never_in_production(
+    settings, tmp_path
+) -> None:
+    from django.core.management import CommandError, call_command
+
+    settings.SHEET_SIGNING_P12 = str(tmp_path / "signing" / "dev.p12")
+    settings.SHEET_SIGNING_PASSPHRASE = "dev"
+    out = StringIO()
+    call_command("signing_cert", stdout=out)
+    assert "new, self-signed" in out.getvalue()
+    identity = signing.signing_identity()
+    assert identity.self_signed and signing.DEV_SUBJECT in identity.subject
+    first = (tmp_path / "signing" / "dev.p12").read_bytes()
+    call_command("signing_cert", stdout=(out := StringIO()))
+    assert "(kept)" in out.getvalue()
+    assert (tmp_path / "signing" / "dev.p12").read_bytes() == first
+
+    settings.PRODUCTION = True
+    settings.SHEET_SIGNING_P12 = str(tmp_path / "prod.p12")
+    with pytest.raises(CommandError, match="Refusing"):
+        call_command("signing_cert")
+    assert not (tmp_path / "prod.p12").exists()
