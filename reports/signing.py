@@ -40,9 +40,16 @@ class SigningIdentity:
     self_signed: bool
 
 
-def create_self_signed_p12(path: Path, passphrase: str, *, subject: str = DEV_SUBJECT) -> None:
-    """A throwaway RSA-3072 certificate for development and tests, as a PKCS#12 file."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=3072)
+def create_self_signed_p12(
+    path: Path, passphrase: str, *, subject: str = DEV_SUBJECT, algorithm: str = "rsa"
+) -> None:
+    """A throwaway certificate for development and tests (RSA-3072, or P-256 with
+    algorithm="ec"), as a PKCS#12 file."""
+    key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey = (
+        ec.generate_private_key(ec.SECP256R1())
+        if algorithm == "ec"
+        else rsa.generate_private_key(public_exponent=65537, key_size=3072)
+    )
     name = x509.Name(
         [
             x509.NameAttribute(NameOID.COMMON_NAME, subject),

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from evaluations.models import Project
 from reports import services
 from reports.models import Sheet, SheetStatus, SignOff
+from tests.reports.helpers import approve_all
 from tests.urlwalk import iter_routes
 
 pytestmark = pytest.mark.django_db
@@ -118,14 +119,7 @@ def test_admins_choose_who_signs_new_revisions(evaluation, sheet, login) -> None
     assert Sheet.objects.get(pk=sheet.pk).required_roles[0] == "platform"  # r1 keeps its own
     Sheet.objects.filter(pk=second.pk).update(status=SheetStatus.READY)
     second.refresh_from_db()
-    for person, role in (("bob", "ops"), ("procurement", "procurement")):
-        services.signoff_record(
-            sheet=second,
-            user=evaluation[person],
-            role=role,
-            decision="approve",
-            sheet_sha256=second.sha256,
-        )
+    approve_all(evaluation, second, signers=(("bob", "ops"), ("procurement", "procurement")))
     assert Sheet.objects.get(pk=second.pk).status == SheetStatus.SEALING  # two roles suffice
 
 

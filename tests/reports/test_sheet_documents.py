@@ -18,16 +18,9 @@ from reports import services
 from reports.models import Sheet, SheetStatus
 from tests.factories import make_actions
 from tests.poc.api_helpers import token_client
+from tests.reports.helpers import SIGNERS, approve_all, rendered
 
 pytestmark = pytest.mark.django_db
-
-SIGNERS = (
-    ("alice", "platform"),
-    ("architecture", "architecture"),
-    ("procurement", "procurement"),
-    ("business", "business"),
-    ("bob", "ops"),
-)
 
 
 def _pages(pdf: Path) -> list[str]:
@@ -37,25 +30,8 @@ def _pages(pdf: Path) -> list[str]:
     return text.split("\f")[:-1]  # pdftotext ends every page with a form feed
 
 
-def _render(evaluation: dict[str, Any], language: str) -> Sheet:
-    sheet = services.sheet_generate(
-        project=evaluation["alpha"], language=language, actor=evaluation["bob"]
-    )
-    sheet = services.sheet_render(sheet_id=sheet.pk)
-    assert sheet is not None and sheet.status == SheetStatus.READY, sheet and sheet.error
-    return sheet
-
-
 def _seal(evaluation: dict[str, Any], sheet: Sheet) -> Sheet:
-    for person, role in SIGNERS:
-        services.signoff_record(
-            sheet=sheet,
-            user=evaluation[person],
-            role=role,
-            decision="approve",
-            sheet_sha256=sheet.sha256,
-            comment=f"ok from {role}",
-        )
+    approve_all(evaluation, sheet)
     sealed = services.sheet_seal(sheet_id=sheet.pk)
     assert sealed is not None and sealed.status == SheetStatus.SEALED
     return sealed
@@ -71,7 +47,7 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
         feature="Scheduling",
         dimension="scheduling",
     )
-    sheet = _render(evaluation, "en")
+    sheet = rendered(evaluation, "en")
     draft = tmp_path / "draft.pdf"
     draft.write_bytes(sheet.pdf.read())
     pages = _pages(draft)
@@ -113,7 +89,7 @@ def test_a_sealed_sheet_verifies_in_browser_api_and_command(
     evaluation, login, tmp_path, settings
 ) -> None:
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000  # a sealed sheet is larger: still verified
-    sheet = _seal(evaluation, _render(evaluation, "zh-hans"))
+    sheet = _seal(evaluation, rendered(evaluation, "zh-hans"))
     sealed_bytes = sheet.sealed_pdf.read()
     sealed = tmp_path / "sealed.pdf"
     sealed.write_bytes(sealed_bytes)
@@ -163,7 +139,7 @@ def test_a_sealed_sheet_verifies_in_browser_api_and_command(
 
 
 def test_a_non_member_learns_nothing_about_stored_revisions(evaluation, login) -> None:
-    sheet = _seal(evaluation, _render(evaluation, "en"))
+    sheet = _seal(evaluation, rendered(evaluation, "en"))
     sealed_bytes = sheet.sealed_pdf.read()
     outsider = APIClient()
     outsider.force_login(evaluation["charlie"])  # a member of beta only
@@ -182,7 +158,7 @@ def test_a_non_member_learns_nothing_about_stored_revisions(evaluation, login) -
 def test_downloads_give_the_draft_then_the_sealed_file_to_members_only(
     evaluation, login, caplog
 ) -> None:
-    sheet = _render(evaluation, "en")
+    sheet = rendered(evaluation, "en")
     token, _t, _raw = token_client(evaluation["alpha"])
     url = reverse("reports:sheet_pdf", kwargs={"slug": "alpha", "revision": 1})
     member = login(evaluation["bob"])

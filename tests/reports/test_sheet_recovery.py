@@ -16,16 +16,9 @@ from kombu.exceptions import OperationalError
 from reports import services, signing
 from reports.models import Sheet, SheetStatus
 from reports.verify import verify_pdf
+from tests.reports.helpers import approve_all, rendered
 
 pytestmark = pytest.mark.django_db
-
-SIGNERS = (
-    ("alice", "platform"),
-    ("architecture", "architecture"),
-    ("procurement", "procurement"),
-    ("business", "business"),
-    ("bob", "ops"),
-)
 
 
 @pytest.fixture
@@ -38,31 +31,12 @@ def reports_queue() -> Any:
     client.delete("reports")
 
 
-def _ready(evaluation: dict[str, Any]) -> Sheet:
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
-    sheet = services.sheet_render(sheet_id=sheet.pk)
-    assert sheet is not None and sheet.status == SheetStatus.READY, sheet and sheet.error
-    return sheet
-
-
-def _approve_all(evaluation: dict[str, Any], sheet: Sheet, comment: str = "") -> None:
-    for person, role in SIGNERS:
-        services.signoff_record(
-            sheet=sheet,
-            user=evaluation[person],
-            role=role,
-            decision="approve",
-            sheet_sha256=sheet.sha256,
-            comment=comment,
-        )
-
-
 def test_the_last_approval_queues_the_seal_and_closes_sign_off(
     evaluation, reports_queue, django_capture_on_commit_callbacks
 ) -> None:
-    sheet = _ready(evaluation)
+    sheet = rendered(evaluation)
     with django_capture_on_commit_callbacks(execute=True):
-        _approve_all(evaluation, sheet)
+        approve_all(evaluation, sheet)
     sheet.refresh_from_db()
     assert sheet.status == SheetStatus.SEALING
     assert reports_queue() == 1  # one seal job, on the reports queue
@@ -79,8 +53,8 @@ def test_the_last_approval_queues_the_seal_and_closes_sign_off(
 def test_a_failed_seal_is_shown_and_can_be_retried(
     evaluation, login, monkeypatch, reports_queue, django_capture_on_commit_callbacks
 ) -> None:
-    sheet = _ready(evaluation)
-    _approve_all(evaluation, sheet)
+    sheet = rendered(evaluation)
+    approve_all(evaluation, sheet)
 
     def unavailable(*args: object, **kwargs: object) -> bytes:
         raise signing.SigningUnavailable("the signing certificate expired")
@@ -150,9 +124,9 @@ def test_an_unreachable_queue_leaves_a_sheet_that_can_be_retried(
 
 
 def test_a_sign_off_page_longer_than_one_page_renders_the_sheet_again(evaluation, tmp_path) -> None:
-    sheet = _ready(evaluation)
+    sheet = rendered(evaluation)
     draft_pages = sheet.page_count
-    _approve_all(evaluation, sheet, comment="Reviewed against the exit plan. " * 60)
+    approve_all(evaluation, sheet, comment="Reviewed against the exit plan. " * 60)
     sealed = services.sheet_seal(sheet_id=sheet.pk)
     assert sealed.status == SheetStatus.SEALED, sealed.seal_error
     path = tmp_path / "sealed.pdf"

@@ -6,14 +6,8 @@ import subprocess
 import threading
 import weakref
 from io import BytesIO, StringIO
-from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.serialization import pkcs12
-from cryptography.x509.oid import NameOID
 from pypdf import PdfWriter
 
 from reports import signing
@@ -27,33 +21,6 @@ def _blank_pdf() -> bytes:
     out = BytesIO()
     writer.write(out)
     return out.getvalue()
-
-
-def _ec_p12(path: Path, passphrase: str) -> None:
-    import datetime
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "EC Test Organisation")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=30))
-        .sign(key, hashes.SHA256())
-    )
-    path.write_bytes(
-        pkcs12.serialize_key_and_certificates(
-            b"ec",
-            key,
-            cert,
-            None,
-            serialization.BestAvailableEncryption(passphrase.encode()),
-        )
-    )
 
 
 def test_the_identity_is_loaded_once_and_again_when_the_file_changes(settings, tmp_path) -> None:
@@ -81,7 +48,9 @@ def test_the_identity_is_loaded_once_and_again_when_the_file_changes(settings, t
 @pytest.mark.django_db
 def test_rsa_and_ec_keys_both_seal_files_that_verify(settings, tmp_path, signing_p12) -> None:
     ec_path = tmp_path / "ec.p12"
-    _ec_p12(ec_path, "ec-pass")
+    signing.create_self_signed_p12(
+        ec_path, "ec-pass", subject="EC Test Organisation", algorithm="ec"
+    )
     for path, passphrase in (
         (signing_p12, settings.SHEET_SIGNING_PASSPHRASE),
         (ec_path, "ec-pass"),

@@ -18,6 +18,11 @@ PROBE = (
     "'hosts': s.ALLOWED_HOSTS, 'secret': s.SECRET_KEY, 'port': s.PORT, "
     "'ssl_redirect': getattr(s, 'SECURE_SSL_REDIRECT', False)}))"
 )
+PRODUCTION_ENV = {
+    "DJANGO_ENV": "production",
+    "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
+    "ALLOWED_HOSTS": "workbench.example.com",
+}
 VARIABLES = (
     "DJANGO_ENV",
     "SECRET_KEY",
@@ -114,11 +119,9 @@ def test_production_check_deploy_is_clean(tmp_path: Path) -> None:
 
     create_self_signed_p12(tmp_path / "org.p12", "pass-phrase")
     env = {
+        **PRODUCTION_ENV,
         "SHEET_SIGNING_P12": str(tmp_path / "org.p12"),
         "SHEET_SIGNING_PASSPHRASE": "pass-phrase",
-        "DJANGO_ENV": "production",
-        "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
-        "ALLOWED_HOSTS": "workbench.example.com",
     }
     result = run_django(
         ["manage.py", "check", "--deploy", "--fail-level", "WARNING"], env, tmp_path
@@ -163,11 +166,7 @@ def test_evidence_storage_switches_to_s3_when_a_bucket_is_set(tmp_path: Path) ->
 
 
 def test_production_without_a_signing_certificate_fails_loudly(tmp_path: Path) -> None:
-    env = {
-        "DJANGO_ENV": "production",
-        "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
-        "ALLOWED_HOSTS": "workbench.example.com",
-    }
+    env = dict(PRODUCTION_ENV)
     result = run_django(["manage.py", "check"], env, tmp_path)
     assert result.returncode != 0
     assert "reports.E001" in result.stderr and "SHEET_SIGNING_P12" in result.stderr
@@ -177,11 +176,7 @@ def test_production_web_server_and_worker_refuse_to_start_without_a_certificate(
     tmp_path: Path,
 ) -> None:
     """Gunicorn and the Celery worker run no `manage.py check`: they check at start-up."""
-    env = {
-        "DJANGO_ENV": "production",
-        "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
-        "ALLOWED_HOSTS": "workbench.example.com",
-    }
+    env = dict(PRODUCTION_ENV)
     web = run_django(["-c", "import workbench.wsgi"], env, tmp_path)
     assert web.returncode != 0
     assert "The web server cannot start" in web.stderr and "reports.E001" in web.stderr
