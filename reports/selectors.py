@@ -38,6 +38,18 @@ def sheets_with_staleness(project: Project) -> list[tuple[Sheet, bool]]:
     return out
 
 
+def previous_comparable_sheet(sheet: Sheet) -> Sheet | None:
+    """The latest earlier revision frozen in the same language for the same candidates: the
+    one whose content a reader compares this revision with."""
+    earlier = Sheet.objects.filter(
+        project_id=sheet.project_id, language=sheet.language, revision__lt=sheet.revision
+    ).order_by("-revision")
+    for pk, slugs in earlier.values_list("pk", "candidate_slugs")[:50]:
+        if slugs == sheet.candidate_slugs:
+            return Sheet.objects.get(pk=pk)
+    return None
+
+
 def signing_roles_without_holder(project: Project) -> list[str]:
     """The project's signing roles that no member holds: its sheets cannot be sealed."""
     held = set(Membership.objects.filter(project=project).values_list("role", flat=True))

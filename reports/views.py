@@ -15,6 +15,7 @@ from evaluations import services as evaluation_services
 from evaluations.models import Project, TeamRole
 from evaluations.selectors import ProjectAccess
 from reports import exports, selectors, services
+from reports.diff import snapshot_changes
 from reports.forms import SheetGenerateForm, SigningRolesForm, SignOffForm, VerifyForm
 from reports.models import Decision, SheetStatus
 from reports.snapshot import build_snapshot
@@ -147,6 +148,10 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "reports/sheet_status.html#status", context)
+    previous = selectors.previous_comparable_sheet(current)
+    if previous is not None:
+        context["previous"] = previous
+        context["changes"] = snapshot_changes(previous.snapshot, current.snapshot)
     return render(request, "reports/sheet_detail.html", context, status=422 if errors else 200)
 
 

@@ -1,0 +1,187 @@
+"""What changed between two frozen revisions: the list signers read before deciding on a new
+revision ("what is different from the one we rejected?")."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from poc.models import Outcome
+
+# Shown at most; a revision rebuilt from scratch can differ in thousands of cells.
+LIMIT = 200
+
+FRAMING = {
+    "name": gettext_lazy("Name"),
+    "description": gettext_lazy("Description"),
+    "workloads": gettext_lazy("Dominant workloads"),
+    "existing_base": gettext_lazy("What already runs"),
+    "layer_needed": gettext_lazy("Layer needed"),
+    "supplier_needs": gettext_lazy("Needed from a supplier"),
+}
+SHORTLIST = {
+    "version": gettext_lazy("Version"),
+    "tier_label": gettext_lazy("Tier"),
+    "step": gettext_lazy("Decided at step"),
+    "reason": gettext_lazy("Reason"),
+}
+BOUNDARY = {
+    "license_model": gettext_lazy("License model"),
+    "support_terms": gettext_lazy("Support terms"),
+    "upgrade_cadence": gettext_lazy("Upgrade cadence"),
+    "exit_plan": gettext_lazy("Exit plan"),
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    section: str
+    subject: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Changes:
+    shown: list[Change]
+    total: int
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.shown)
+
+
+def snapshot_changes(old: dict[str, Any], new: dict[str, Any]) -> Changes:
+    changes: list[Change] = []
+    _framing(old["project"], new["project"], changes)
+    _shortlist(old["shortlist"], new["shortlist"], changes)
+    _matrix(old["matrix"], new["matrix"], changes)
+    _candidates(old["candidates"], new["candidates"], changes)
+    _evidence(old["evidence"], new["evidence"], changes)
+    return Changes(shown=changes[:LIMIT], total=len(changes))
+
+
+def _text(value: Any) -> str:
+    if value is None or value == "" or value == []:
+        return "—"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _framing(old: dict[str, Any], new: dict[str, Any], out: list[Change]) -> None:
+    for field, label in FRAMING.items():
+        if old.get(field) != new.get(field):
+            out.append(
+                Change(_("Framing"), str(label), _text(old.get(field)), _text(new.get(field)))
+            )
+
+
+def _shortlist(old: list[dict], new: list[dict], out: list[Change]) -> None:
+    before, after = {c["slug"]: c for c in old}, {c["slug"]: c for c in new}
+    section = _("Shortlist")
+    for slug in after.keys() - before.keys():
+        out.append(
+            Change(section, slug, "—", _("added: %(tier)s") % {"tier": after[slug]["tier_label"]})
+        )
+    for slug in before.keys() - after.keys():
+        out.append(Change(section, slug, before[slug]["tier_label"], _("removed")))
+    for slug in sorted(before.keys() & after.keys()):
+        for field, label in SHORTLIST.items():
+            if before[slug].get(field) != after[slug].get(field):
+                out.append(
+                    Change(
+                        section,
+                        f"{slug}: {label}",
+                        _text(before[slug].get(field)),
+                        _text(after[slug].get(field)),
+                    )
+                )
+
+
+def _cells(matrix: dict[str, Any]) -> dict[tuple[str, str], str]:
+    return {
+        (action["key"], column): outcome
+        for action, row in zip(matrix["actions"], matrix["rows"], strict=True)
+        for column, outcome in zip(matrix["columns"], row, strict=True)
+    }
+
+
+def _matrix(old: dict[str, Any], new: dict[str, Any], out: list[Change]) -> None:
+    section = _("Acceptance actions")
+    old_keys = [a["key"] for a in old["actions"]]
+    new_keys = [a["key"] for a in new["actions"]]
+    for key in new_keys:
+        if key not in old_keys:
+            out.append(Change(section, key, "—", _("added")))
+    for key in old_keys:
+        if key not in new_keys:
+            out.append(Change(section, key, _("present"), _("removed")))
+    before, after = _cells(old), _cells(new)
+    labels = dict(Outcome.choices)
+    for key in new_keys:
+        for column in new["columns"]:
+            was, now = before.get((key, column)), after[(key, column)]
+            if was is not None and was != now:
+                out.append(
+                    Change(_("Results"), f"{column} × {key}", str(labels[was]), str(labels[now]))
+                )
+
+
+def _candidates(old: list[dict], new: list[dict], out: list[Change]) -> None:
+    before = {c["slug"]: c for c in old}
+    for candidate in new:
+        slug = candidate["slug"]
+        was = before.get(slug)
+        if was is None:
+            continue  # a candidate new to the sheet shows up in the shortlist and results
+        causes = {f["action"]: f["cause"] for f in was["failed"]}
+        for failure in candidate["failed"]:
+            if failure["action"] in causes and causes[failure["action"]] != failure["cause"]:
+                out.append(
+                    Change(
+                        _("Failure causes"),
+                        f"{slug} × {failure['action']}",
+                        causes[failure["action"]],
+                        failure["cause"],
+                    )
+                )
+        if was["integration_total_days"] != candidate["integration_total_days"]:
+            out.append(
+                Change(
+                    _("Integration effort (person-days)"),
+                    slug,
+                    was["integration_total_days"],
+                    candidate["integration_total_days"],
+                )
+            )
+        assigned = {r["area"]: r for r in was["responsibilities"]}
+        for area in sorted({r["area"] for r in candidate["responsibilities"]} | set(assigned)):
+            now = next((r for r in candidate["responsibilities"] if r["area"] == area), None)
+            then = assigned.get(area)
+            if now != then:
+                out.append(Change(_("Responsibilities"), f"{slug}: {area}", _who(then), _who(now)))
+        for field, label in BOUNDARY.items():
+            if was["boundary"].get(field) != candidate["boundary"].get(field):
+                out.append(
+                    Change(
+                        _("Boundaries"),
+                        f"{slug}: {label}",
+                        _text(was["boundary"].get(field)),
+                        _text(candidate["boundary"].get(field)),
+                    )
+                )
+
+
+def _who(row: dict[str, str] | None) -> str:
+    if row is None:
+        return _("unassigned")
+    return " · ".join(part for part in (row["party"], row["person"], row["escalation"]) if part)
+
+
+def _evidence(old: list[dict], new: list[dict], out: list[Change]) -> None:
+    known = {(e["candidate"], e["action"], e["name"], e["sha256"] or e["url"]) for e in old}
+    for e in new:
+        if (e["candidate"], e["action"], e["name"], e["sha256"] or e["url"]) not in known:
+            out.append(Change(_("Evidence"), f"{e['candidate']} × {e['action']}", "—", e["name"]))

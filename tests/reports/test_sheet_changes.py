@@ -1,0 +1,123 @@
+"""A new revision lists what changed since the previous one frozen the same way."""
+
+import copy
+from decimal import Decimal
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from evaluations import services as evaluation_services
+from poc import services as poc_services
+from poc.models import ResultCell
+from reports import services
+from reports.diff import LIMIT, Change, snapshot_changes
+from tests.factories import CandidateFactory, make_actions
+
+pytestmark = pytest.mark.django_db
+
+
+def test_every_kind_of_change_is_listed(evaluation) -> None:
+    alpha, volcano = evaluation["alpha"], evaluation["volcano"]
+    quota, job, tenant = evaluation["actions"]
+    first = services.sheet_generate(project=alpha, language="en", actor=None)
+
+    evaluation_services.project_update(
+        project=alpha, actor=evaluation["alice"], description="Now with inference too."
+    )
+    CandidateFactory(project=alpha, solution_key="slurm")
+    poc_services.result_record(
+        candidate=volcano, action=job, outcome="passed", change_reason="rerun", actor=None
+    )
+    poc_services.result_record(
+        candidate=volcano,
+        action=tenant,
+        outcome="needs_integration",
+        integration_what="LDAP groups",
+        integration_owner_team="platform",
+        integration_effort_days=Decimal("5"),
+        change_reason="estimate revised",
+        actor=None,
+    )
+    poc_services.responsibility_set(
+        candidate=volcano, area="support_sla", party="vendor", person="Li Wei", actor=None
+    )
+    poc_services.boundary_update(candidate=volcano, actor=None, license_model="Apache-2.0")
+    make_actions(alpha, [("new-check", "real_task")], feature="Scheduling")
+    cell = ResultCell.objects.select_related("result").get(candidate=volcano, action=quota)
+    poc_services.evidence_attach_file(
+        result=cell.result, upload=SimpleUploadedFile("quota.log", b"ok\n"), actor=None
+    )
+    second = services.sheet_generate(project=alpha, language="en", actor=None)
+
+    changes = snapshot_changes(first.snapshot, second.snapshot)
+    listed = {(c.section, c.subject): (c.before, c.after) for c in changes.shown}
+    assert listed[("Framing", "Description")] == ("—", "Now with inference too.")
+    assert listed[("Shortlist", "slurm")][0] == "—"
+    assert listed[("Results", "volcano × real-job")] == ("Failed", "Passed")
+    assert listed[("Acceptance actions", "new-check")] == ("—", "added")
+    assert listed[("Integration effort (person-days)", "volcano")] == ("3.5", "5.0")
+    assert listed[("Responsibilities", "volcano: Support and SLA")] == (
+        "unassigned",
+        "Vendor · Li Wei",
+    )
+    assert listed[("Boundaries", "volcano: License model")] == ("—", "Apache-2.0")
+    assert listed[("Evidence", "volcano × quota-hit")] == ("—", "quota.log")
+    assert changes.total == len(changes.shown) == len(listed)
+
+
+def test_the_page_compares_with_the_previous_revision_frozen_the_same_way(
+    evaluation, login
+) -> None:
+    alpha = evaluation["alpha"]
+    client = login(evaluation["bob"])
+    services.sheet_generate(project=alpha, language="en", actor=None)
+    services.sheet_generate(project=alpha, language="zh-hans", actor=None)
+    page = lambda r: client.get(reverse("reports:sheet", args=["alpha", r])).content.decode()  # noqa: E731
+    assert "Changes since" not in page(1)
+    assert "Changes since" not in page(2)  # the only earlier one is in another language
+
+    services.sheet_generate(project=alpha, language="en", actor=None)
+    assert "Changes since r1" in page(3) and "Nothing this sheet shows differs" in page(3)
+    poc_services.result_record(
+        candidate=evaluation["volcano"],
+        action=evaluation["actions"][0],
+        outcome="failed",
+        failure_cause="quota ignored",
+        change_reason="rerun",
+        actor=None,
+    )
+    services.sheet_generate(project=alpha, language="en", actor=None)
+    fourth = page(4)
+    assert "Changes since r3" in fourth
+    assert "volcano × quota-hit" in fourth and "Passed" in fourth and "Failed" in fourth
+
+
+def test_a_long_list_is_cut_and_counted(evaluation) -> None:
+    old = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None).snapshot
+    new = copy.deepcopy(old)
+    extra = LIMIT + 50
+    new["matrix"]["actions"] += [
+        {"key": f"k-{n}", "requirement": "r", "dimension": "d", "scenario": "s"}
+        for n in range(extra)
+    ]
+    new["matrix"]["rows"] += [["passed"] for _ in range(extra)]
+    changes = snapshot_changes(old, new)
+    assert changes.total == extra and len(changes.shown) == LIMIT and changes.more == 50
+    assert changes.shown[0] == Change("Acceptance actions", "k-0", "—", "added")
+
+
+def test_a_new_failure_cause_for_the_same_failure_is_listed(evaluation) -> None:
+    old = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None).snapshot
+    poc_services.result_record(
+        candidate=evaluation["volcano"],
+        action=evaluation["actions"][1],
+        outcome="failed",
+        failure_cause="OOM on node 3",
+        change_reason="root cause found",
+        actor=None,
+    )
+    new = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None).snapshot
+    assert snapshot_changes(old, new).shown == [
+        Change("Failure causes", "volcano × real-job", "训练作业在第 40 步卡住", "OOM on node 3")
+    ]
