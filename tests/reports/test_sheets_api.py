@@ -11,7 +11,9 @@ from rest_framework.test import APIClient
 
 from reports import exports, services
 from reports.models import Sheet, SheetStatus, SignOff
+from reports.verify import verify_pdf
 from tests.poc.api_helpers import token_client
+from tests.reports.helpers import approve_all
 from tests.workers import celery_worker, wait_until
 from workbench.celery import app as celery_app
 
@@ -152,7 +154,9 @@ def test_exports_carry_the_same_numbers(evaluation, login) -> None:
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_a_real_worker_renders_the_sheet_on_the_reports_queue(evaluation, login, settings):
+def test_a_real_worker_renders_and_seals_the_sheet_on_the_reports_queue(
+    evaluation, login, settings
+):
     celery_app.control.purge()
     db = django_settings.DATABASES["default"]
     database_url = (
@@ -189,4 +193,19 @@ def test_a_real_worker_renders_the_sheet_on_the_reports_queue(evaluation, login,
         pdf = client.get(reverse("reports:sheet_pdf", kwargs={"slug": "alpha", "revision": 1}))
         assert pdf["Content-Disposition"].startswith("attachment;")
         assert b"".join(pdf.streaming_content).startswith(b"%PDF-")
-    assert services.sheet_is_stale(sheet) is False
+        assert services.sheet_is_stale(sheet) is False
+
+        # The last approval hands sealing to the same worker.
+        approve_all(evaluation, sheet)
+
+        def sealed() -> bool:
+            sheet.refresh_from_db()
+            return sheet.status == SheetStatus.SEALED or bool(sheet.seal_error)
+
+        try:
+            wait_until(sealed, seconds=90, what="the worker to seal the sheet")
+        except AssertionError:
+            worker.terminate()
+            raise AssertionError(worker.communicate(timeout=15)[0][-3000:]) from None
+        assert sheet.status == SheetStatus.SEALED, sheet.seal_error
+        assert verify_pdf(sheet.sealed_pdf.read()).valid
