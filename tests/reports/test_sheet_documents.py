@@ -98,6 +98,23 @@ def test_a_sealed_sheet_verifies_in_browser_api_and_command(
         assert evaluation[person].get_username() in last
     assert "ok from procurement" in last
     assert "自签名" in last  # a self-signed certificate says so on the sheet
+    # The sign-off page took the placeholder's place: same page count, the contents link and
+    # the bookmark lead to it, and nothing of the placeholder is left in the file.
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(sealed_bytes))
+    assert len(reader.pages) == sheet.page_count
+    signoff_dest = reader.named_destinations["signoff"]
+    assert reader.get_destination_page_number(signoff_dest) == sheet.page_count - 1
+
+    def flat(outline: list) -> list:
+        return [x for item in outline for x in (flat(item) if isinstance(item, list) else [item])]
+
+    bookmarks = {b.title: reader.get_destination_page_number(b) for b in flat(reader.outline)}
+    assert bookmarks["签核"] == sheet.page_count - 1
+    draft_text = "".join(p.extract_text() for p in PdfReader(sheet.pdf.open("rb")).pages)
+    sealed_text = "".join(p.extract_text() for p in reader.pages)
+    assert "草稿：" in draft_text and "草稿：" not in sealed_text
 
     # Browser: upload to the verify page.
     client = login(evaluation["bob"])
