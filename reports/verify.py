@@ -1,6 +1,7 @@
 """Checking a sealed sheet: is the signature intact, does it cover the whole file, who signed
 and when, which revision it claims, and does that revision's stored hash match."""
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ class VerifyReport:
     revision: int | None = None
     content_sha256: str = ""
     matches_stored_snapshot: bool | None = None
+    # Byte for byte the file this workbench sealed for that revision (members only).
+    matches_sealed_file: bool | None = None
     trusted_signer: bool | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -82,9 +85,20 @@ def verify_pdf(
             report.problems.append(_("the signature does not cover the whole file"))
         report.valid = bool(status.intact and status.valid and report.covers_whole_file)
     if report.project and (may_compare is None or may_compare(report.project)):
-        _match_stored(report)
+        _match_stored(report, hashlib.sha256(data).hexdigest())
     if report.matches_stored_snapshot is False:
         report.valid = False
+    # An intact signature proves only that nobody changed the file since someone signed it.
+    # It is a sheet this workbench sealed if the signer is its organisation's certificate, or
+    # if the file is the very one it stored (which still holds after a certificate rotation).
+    if report.valid and not (report.trusted_signer or report.matches_sealed_file):
+        report.valid = False
+        report.problems.append(
+            _(
+                "signed by a certificate other than this workbench's, and not the sealed file "
+                "it stores: not a sheet it sealed"
+            )
+        )
     return report
 
 
@@ -120,7 +134,7 @@ def _read_keywords(reader: PdfFileReader, report: VerifyReport) -> None:
     )
 
 
-def _match_stored(report: VerifyReport) -> None:
+def _match_stored(report: VerifyReport, file_sha256: str) -> None:
     if not report.project or report.revision is None:
         return
     sheet = Sheet.objects.filter(project__slug=report.project, revision=report.revision).first()
@@ -129,5 +143,7 @@ def _match_stored(report: VerifyReport) -> None:
         report.problems.append(_("no such revision is stored here"))
         return
     report.matches_stored_snapshot = sheet.sha256 == report.content_sha256
+    if sheet.sealed_sha256:
+        report.matches_sealed_file = sheet.sealed_sha256 == file_sha256
     if not report.matches_stored_snapshot:
         report.problems.append(_("the content hash differs from the stored snapshot"))

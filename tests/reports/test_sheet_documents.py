@@ -332,3 +332,37 @@ def test_the_sheet_page_polls_while_rendering_and_marks_stale_revisions(evaluati
     page = client.get(url).content.decode()
     assert "can no longer be signed" in page
     assert "Your decision as" not in page  # no sign-off form on a stale revision
+
+
+def test_a_file_signed_by_someone_else_is_not_a_sealed_sheet(
+    evaluation, login, settings, tmp_path
+) -> None:
+    from reports import signing
+    from reports.verify import verify_pdf
+
+    sheet = _seal(evaluation, rendered(evaluation, "en"))
+    organisation = signing.signing_identity()
+    # Someone takes the draft (its identity and content hash are in its metadata) and signs
+    # it with a key of their own: intact, but not sealed by this workbench.
+    signing.create_self_signed_p12(
+        tmp_path / "other.p12", "other", subject="Somebody Else", algorithm="ec"
+    )
+    settings.SHEET_SIGNING_P12, settings.SHEET_SIGNING_PASSPHRASE = (
+        str(tmp_path / "other.p12"),
+        "other",
+    )
+    forged = signing.sign_pdf(sheet.pdf.read(), signing.signing_identity(), reason="forged")
+    report = verify_pdf(forged, trusted_pem=organisation.certificate_pem)
+    assert report.intact and report.matches_stored_snapshot is True
+    assert report.trusted_signer is False and report.matches_sealed_file is False
+    assert not report.valid and "not a sheet it sealed" in " ".join(report.problems)
+
+    # The organisation has since rotated its certificate: the file it sealed is still
+    # recognised, byte for byte, by members; outsiders only learn that the signer is unknown.
+    genuine = sheet.sealed_pdf.read()
+    rotated = verify_pdf(genuine, trusted_pem=signing.signing_identity().certificate_pem)
+    assert rotated.valid and rotated.trusted_signer is False and rotated.matches_sealed_file
+    api = APIClient()
+    api.force_login(evaluation["charlie"])
+    outside = api.post("/api/v1/sheets/verify/", genuine, content_type="application/pdf").json()
+    assert outside["valid"] is False and outside["matches_sealed_file"] is None
