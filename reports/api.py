@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from poc.api.access import api_may_read, api_project, request_token
 from poc.models import TokenScope
 from reports import selectors, services
-from reports.models import Sheet
+from reports.models import Sheet, SheetStatus
 from reports.verify import verify_pdf
 from reports.views import MAX_VERIFY_BYTES, _trusted_pem
 
@@ -103,7 +103,10 @@ class SheetDetailApi(APIView):
     @extend_schema(responses=inline_serializer("Sheet", {"id": serializers.IntegerField()}))
     def get(self, request: Request, sheet_id: int) -> Response:
         sheet = _sheet_for_caller(request, sheet_id)
-        return Response(_sheet_data(sheet, stale=selectors.sheet_is_stale(sheet)))
+        # Rebuilding the snapshot costs a little: only a revision open for sign-off is checked
+        # (clients poll this while a sheet renders).
+        stale = sheet.status == SheetStatus.READY and selectors.sheet_is_stale(sheet)
+        return Response(_sheet_data(sheet, stale=stale))
 
 
 class SheetPdfApi(APIView):
@@ -159,6 +162,7 @@ class SignOffCreateApi(APIView):
             raise PermissionDenied(str(exc)) from None
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=409)
+        sheet.refresh_from_db()  # the last approval moves it on to sealing
         return Response(
             {"role": signoff.role, "decision": signoff.decision, "sheet": _sheet_data(sheet)},
             status=201,

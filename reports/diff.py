@@ -2,6 +2,7 @@
 revision ("what is different from the one we rejected?")."""
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -147,7 +148,7 @@ def _candidates(old: list[dict], new: list[dict], out: list[Change]) -> None:
                         failure["cause"],
                     )
                 )
-        if was["integration_total_days"] != candidate["integration_total_days"]:
+        if Decimal(was["integration_total_days"]) != Decimal(candidate["integration_total_days"]):
             out.append(
                 Change(
                     _("Integration effort (person-days)"),
@@ -181,7 +182,12 @@ def _who(row: dict[str, str] | None) -> str:
 
 
 def _evidence(old: list[dict], new: list[dict], out: list[Change]) -> None:
-    known = {(e["candidate"], e["action"], e["name"], e["sha256"] or e["url"]) for e in old}
-    for e in new:
-        if (e["candidate"], e["action"], e["name"], e["sha256"] or e["url"]) not in known:
-            out.append(Change(_("Evidence"), f"{e['candidate']} × {e['action']}", "—", e["name"]))
+    def key(e: dict) -> tuple[str, str, str, str]:
+        return (e["candidate"], e["action"], e["name"], e["sha256"] or e["url"])
+
+    before, after = {key(e): e for e in old}, {key(e): e for e in new}
+    section = _("Evidence")
+    for k in sorted(after.keys() - before.keys()):
+        out.append(Change(section, f"{k[0]} × {k[1]}", "—", k[2]))
+    for k in sorted(before.keys() - after.keys()):
+        out.append(Change(section, f"{k[0]} × {k[1]}", k[2], _("removed")))

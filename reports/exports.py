@@ -82,6 +82,6 @@ def to_xlsx(rows: list[list[object]], title: str) -> bytes:
 
 def _safe(value: object) -> object:
     # Text that a spreadsheet would run as a formula is kept as text.
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value

@@ -33,8 +33,10 @@ class Sheet(models.Model):
     progress = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)  # why rendering failed
     seal_error = models.TextField(blank=True)  # why the last attempt to seal failed
-    # When a worker last took up rendering or sealing: work older than sheet_work_is_stuck's
-    # limit was lost with its worker and may be taken up again.
+    # When rendering or sealing was last queued, and when a worker took it up (None while it
+    # waits): selectors.sheet_work_is_stuck tells work lost with its message or its worker. The
+    # taking-up time is also the claim a worker must still hold to write its result.
+    queued_at = models.DateTimeField(null=True, blank=True)
     work_started_at = models.DateTimeField(null=True, blank=True)
     pdf = models.FileField(upload_to="sheets/drafts/", blank=True)
     sealed_pdf = models.FileField(upload_to="sheets/sealed/", blank=True)

@@ -3,6 +3,7 @@ from datetime import timedelta
 from typing import IO, cast
 
 from django.contrib.auth.models import User
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.utils import timezone
 
@@ -13,9 +14,12 @@ log = logging.getLogger(__name__)
 
 
 def sheets_for_project(project: Project) -> list[Sheet]:
+    """The project's revisions, newest first; each knows whether a role rejected it."""
+    rejected = SignOff.objects.filter(sheet=OuterRef("pk"), decision="reject")
     return list(
         Sheet.objects.filter(project=project)
         .select_related("generated_by")
+        .annotate(rejected=Exists(rejected))
         .defer("snapshot", "snapshot_json")
     )
 
@@ -112,12 +116,19 @@ STUCK_AFTER = timedelta(minutes=10)
 
 
 def sheet_work_is_stuck(sheet: Sheet) -> bool:
-    """Whether the sheet waits on work that no worker is doing any more: queued or taken up
-    longer ago than STUCK_AFTER (a lost message, a worker that died mid-way). A failed seal
-    (seal_error) can be retried at once whatever this says."""
+    """Whether the sheet waits on work nobody is doing any more: queued longer ago than
+    STUCK_AFTER without a worker taking it (a lost message), or taken longer ago than that
+    without a result (a worker that stopped). A failed seal (seal_error) is not stuck: it waits
+    for a retry, which the page offers at once."""
     from reports.models import SheetStatus
 
-    if sheet.status not in (SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.SEALING):
+    now = timezone.now()
+    if sheet.work_started_at is not None:
+        return sheet.status in (SheetStatus.RENDERING, SheetStatus.SEALING) and (
+            now - sheet.work_started_at > STUCK_AFTER
+        )
+    if sheet.status == SheetStatus.SEALING and sheet.seal_error:
         return False
-    since = sheet.work_started_at or sheet.created_at  # queued, or taken up, at
-    return timezone.now() - since > STUCK_AFTER
+    if sheet.status in (SheetStatus.PENDING, SheetStatus.SEALING):
+        return now - (sheet.queued_at or sheet.created_at) > STUCK_AFTER
+    return False

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -40,7 +40,7 @@ def sheet_generate(
             {"candidates": _("Unknown candidates: %(slugs)s.") % {"slugs": ", ".join(unknown)}}
         )
     locked = Project.objects.select_for_update().get(pk=project.pk)  # serialise revisions
-    snapshot, text, digest = snapshot_and_hash(project, language=language, candidate_slugs=slugs)
+    snapshot, text, digest = snapshot_and_hash(locked, language=language, candidate_slugs=slugs)
     revision = (Sheet.objects.filter(project=project).aggregate(m=Max("revision"))["m"] or 0) + 1
     sheet = Sheet.objects.create(
         project=project,
@@ -51,7 +51,7 @@ def sheet_generate(
         snapshot_json=text,
         sha256=digest,
         required_roles=list(locked.signing_roles),
-        work_started_at=timezone.now(),
+        queued_at=timezone.now(),
         generated_by=actor if actor is not None and actor.is_authenticated else None,
     )
     event_record(
@@ -114,21 +114,22 @@ def _files_removed_on_rollback() -> Iterator[list[FieldFile]]:
         raise
 
 
-def _claim(sheet_id: int, *, statuses: tuple[str, ...], becomes: str) -> Sheet | None:
-    """Take up a sheet's work if it waits for it (or its last worker was lost): one worker at
-    a time, decided under a row lock."""
+def _claim(sheet_id: int, *, waiting: str, becomes: str) -> Sheet | None:
+    """Take up a sheet's work under a row lock: when it waits for a worker, or when the worker
+    that took it was lost. The returned sheet's work_started_at is this worker's claim; a
+    worker whose claim was taken over (or reset by a retry) must not write its result."""
     with transaction.atomic():
-        sheet = (
+        current = (
             Sheet.objects.select_for_update(of=("self",))
             .select_related("project")
             .filter(pk=sheet_id)
+            .first()
         )
-        current = sheet.first()
         if current is None:
             return None
-        if current.status not in statuses and not (
-            current.status == becomes and sheet_work_is_stuck(current)
-        ):
+        queued = current.status == waiting and current.work_started_at is None
+        lost = current.status == becomes and sheet_work_is_stuck(current)
+        if not (queued or lost):
             return None
         current.status = becomes
         current.work_started_at = timezone.now()
@@ -136,39 +137,49 @@ def _claim(sheet_id: int, *, statuses: tuple[str, ...], becomes: str) -> Sheet |
         return current
 
 
+def _holding(sheet: Sheet, status: str) -> QuerySet[Sheet]:
+    """The sheet's row, only while this worker's claim on it stands."""
+    return Sheet.objects.filter(pk=sheet.pk, status=status, work_started_at=sheet.work_started_at)
+
+
 def sheet_render(*, sheet_id: int) -> Sheet | None:
     """Render the draft PDF of a sheet (run by the worker); a failure is kept on the row."""
-    sheet = _claim(
-        sheet_id,
-        statuses=(SheetStatus.PENDING, SheetStatus.FAILED),
-        becomes=SheetStatus.RENDERING,
-    )
+    sheet = _claim(sheet_id, waiting=SheetStatus.PENDING, becomes=SheetStatus.RENDERING)
     if sheet is None:
         return Sheet.objects.select_related("project").filter(pk=sheet_id).first()
-    Sheet.objects.filter(pk=sheet.pk).update(progress=10, error="")
+    claim = _holding(sheet, SheetStatus.RENDERING)
+    claim.update(progress=10, error="")
     try:
         html = rendering.sheet_html(sheet)
-        Sheet.objects.filter(pk=sheet.pk).update(progress=40)
+        claim.update(progress=40)
         rendered = rendering.html_to_pdf(html)
+        with _files_removed_on_rollback() as stored, transaction.atomic():
+            if not claim.select_for_update().exists():
+                log.warning("sheet %s: rendering was taken over; result dropped", sheet.pk)
+                return Sheet.objects.get(pk=sheet.pk)
+            sheet.pdf.save(
+                f"{sheet.project.slug}-r{sheet.revision}.pdf",
+                ContentFile(rendered.pdf),
+                save=False,
+            )
+            stored.append(sheet.pdf)
+            claim.update(
+                pdf=sheet.pdf.name,
+                page_count=rendered.pages,
+                status=SheetStatus.READY,
+                work_started_at=None,
+                progress=100,
+                rendered_at=timezone.now(),
+            )
     except Exception as exc:  # the worker must record why, whatever broke
         log.exception("rendering sheet %s failed", sheet.pk)
-        Sheet.objects.filter(pk=sheet.pk).update(
-            status=SheetStatus.FAILED, progress=0, error=f"{type(exc).__name__}: {exc}"[:2000]
+        claim.update(
+            status=SheetStatus.FAILED,
+            progress=0,
+            work_started_at=None,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
         )
-        return Sheet.objects.get(pk=sheet.pk)
-    with _files_removed_on_rollback() as stored, transaction.atomic():
-        sheet = Sheet.objects.select_for_update().get(pk=sheet.pk)
-        sheet.pdf.save(
-            f"{sheet.project.slug}-r{sheet.revision}.pdf", ContentFile(rendered.pdf), save=False
-        )
-        stored.append(sheet.pdf)
-        sheet.page_count = rendered.pages
-        sheet.status = SheetStatus.READY
-        sheet.work_started_at = None
-        sheet.progress = 100
-        sheet.rendered_at = timezone.now()
-        sheet.save()
-    return sheet
+    return Sheet.objects.get(pk=sheet.pk)
 
 
 @transaction.atomic
@@ -238,7 +249,7 @@ def signoff_record(
     ):
         # Every role approved: no more decisions, the worker seals it.
         Sheet.objects.filter(pk=sheet.pk).update(
-            status=SheetStatus.SEALING, seal_error="", work_started_at=timezone.now()
+            status=SheetStatus.SEALING, seal_error="", queued_at=timezone.now()
         )
         transaction.on_commit(lambda: _queue_seal(sheet.pk))
     return signoff
@@ -247,39 +258,42 @@ def signoff_record(
 def sheet_seal(*, sheet_id: int) -> Sheet | None:
     """Put the sign-off page into the draft and sign the whole file (run by the worker). A
     failure is kept on the sheet (seal_error) and the sheet stays approved, to be sealed again."""
-    sheet = _claim(sheet_id, statuses=(SheetStatus.SEALING,), becomes=SheetStatus.SEALING)
+    sheet = _claim(sheet_id, waiting=SheetStatus.SEALING, becomes=SheetStatus.SEALING)
     if sheet is None:
         return Sheet.objects.select_related("project").filter(pk=sheet_id).first()
+    claim = _holding(sheet, SheetStatus.SEALING)
     try:
         sealed = _sealed_pdf(sheet)
+        with _files_removed_on_rollback() as stored, transaction.atomic():
+            if not claim.select_for_update().exists():
+                log.warning("sheet %s: sealing was taken over; result dropped", sheet.pk)
+                return Sheet.objects.get(pk=sheet.pk)
+            sheet.sealed_pdf.save(
+                f"{sheet.project.slug}-r{sheet.revision}-signed.pdf",
+                ContentFile(sealed),
+                save=False,
+            )
+            stored.append(sheet.sealed_pdf)
+            digest = hashlib.sha256(sealed).hexdigest()
+            claim.update(
+                sealed_pdf=sheet.sealed_pdf.name,
+                sealed_sha256=digest,
+                status=SheetStatus.SEALED,
+                seal_error="",
+                work_started_at=None,
+                sealed_at=timezone.now(),
+            )
+            event_record(
+                project=sheet.project,
+                actor=None,
+                verb="sheet.sealed",
+                subject=f"r{sheet.revision}",
+                after={"sha256": digest},
+            )
     except Exception as exc:  # whatever broke, the page must say why and offer a retry
         log.exception("sealing sheet %s failed", sheet.pk)
-        Sheet.objects.filter(pk=sheet.pk).update(seal_error=f"{type(exc).__name__}: {exc}"[:2000])
-        return Sheet.objects.get(pk=sheet.pk)
-    with _files_removed_on_rollback() as stored, transaction.atomic():
-        sheet = (
-            Sheet.objects.select_for_update(of=("self",)).select_related("project").get(pk=sheet.pk)
-        )
-        if sheet.status == SheetStatus.SEALED:
-            return sheet
-        sheet.sealed_pdf.save(
-            f"{sheet.project.slug}-r{sheet.revision}-signed.pdf", ContentFile(sealed), save=False
-        )
-        stored.append(sheet.sealed_pdf)
-        sheet.sealed_sha256 = hashlib.sha256(sealed).hexdigest()
-        sheet.status = SheetStatus.SEALED
-        sheet.seal_error = ""
-        sheet.work_started_at = None
-        sheet.sealed_at = timezone.now()
-        sheet.save()
-        event_record(
-            project=sheet.project,
-            actor=None,
-            verb="sheet.sealed",
-            subject=f"r{sheet.revision}",
-            after={"sha256": sheet.sealed_sha256},
-        )
-    return sheet
+        claim.update(seal_error=f"{type(exc).__name__}: {exc}"[:2000], work_started_at=None)
+    return Sheet.objects.get(pk=sheet.pk)
 
 
 def _sealed_pdf(sheet: Sheet) -> bytes:
@@ -287,7 +301,7 @@ def _sealed_pdf(sheet: Sheet) -> bytes:
     approved = {s.role for s in signoffs if s.decision == Decision.APPROVE}
     missing = [r for r in sheet.required_roles if r not in approved]
     if missing:
-        raise ValueError(f"not approved by {', '.join(missing)}")
+        raise ValueError(_("not approved by %(roles)s") % {"roles": ", ".join(missing)})
     identity = signing.signing_identity()
 
     def html(*, signoff_only: bool) -> str:
@@ -314,21 +328,24 @@ def _sealed_pdf(sheet: Sheet) -> bytes:
     )
 
 
+@transaction.atomic
 def sheet_retry(*, sheet: Sheet, actor: User) -> str:
-    """Queue again whatever a sheet is stuck on: rendering that failed or whose worker was
-    lost, or a seal that failed. Returns what was queued ("render", "seal" or "")."""
-    sheet = Sheet.objects.get(pk=sheet.pk)
+    """Queue again whatever a sheet is stuck on: rendering that failed or whose message or
+    worker was lost, or a seal that failed or was lost. Returns what was queued ("render",
+    "seal" or "")."""
+    sheet = Sheet.objects.select_for_update(of=("self",)).select_related("project").get(pk=sheet.pk)
     stuck = sheet_work_is_stuck(sheet)
+    now = timezone.now()
     if sheet.status == SheetStatus.FAILED or (
         sheet.status in (SheetStatus.PENDING, SheetStatus.RENDERING) and stuck
     ):
         Sheet.objects.filter(pk=sheet.pk).update(
-            status=SheetStatus.PENDING, error="", work_started_at=timezone.now()
+            status=SheetStatus.PENDING, error="", queued_at=now, work_started_at=None, progress=0
         )
         what = "render"
         transaction.on_commit(lambda: _queue_render(sheet.pk))
     elif sheet.status == SheetStatus.SEALING and (sheet.seal_error or stuck):
-        Sheet.objects.filter(pk=sheet.pk).update(seal_error="", work_started_at=timezone.now())
+        Sheet.objects.filter(pk=sheet.pk).update(seal_error="", queued_at=now, work_started_at=None)
         what = "seal"
         transaction.on_commit(lambda: _queue_seal(sheet.pk))
     else:

@@ -143,6 +143,9 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "decisions": Decision.choices,
         "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],
         "stuck": selectors.sheet_work_is_stuck(current),
+        "rejected_by": [
+            TeamRole(r).label for r, so in decided.items() if so.decision == Decision.REJECT
+        ],
         "tables": exports.TABLE_LABELS.items(),
         "role_labels": dict(TeamRole.choices),
     }

@@ -169,3 +169,16 @@ def test_the_list_marks_revisions_the_project_has_moved_past(evaluation, sheet, 
         if "/sheets/" in line
     }
     assert "outdated" in rows["r1"] and "outdated" not in rows[f"r{fresh.revision}"]
+
+
+def test_the_api_answer_to_the_last_approval_says_sealing(evaluation, sheet) -> None:
+    from evaluations.services import project_signing_roles_set
+
+    project_signing_roles_set(project=evaluation["alpha"], roles=["ops"], actor=evaluation["alice"])
+    Sheet.objects.filter(pk=sheet.pk).update(required_roles=["ops"])
+    api = APIClient()
+    api.force_login(evaluation["bob"])
+    answer = api.post(
+        f"/api/v1/sheets/{sheet.pk}/signoffs/", {"decision": "approve"}, format="json"
+    )
+    assert answer.status_code == 201 and answer.json()["sheet"]["status"] == "sealing"

@@ -309,6 +309,9 @@ def test_a_failed_rendering_is_recorded_and_can_be_retried(evaluation, login, mo
     page = client.get(reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1}))
     assert "disk full" in page.content.decode()
     monkeypatch.undo()
+    # A failed sheet is not taken up again by chance (a redelivered job); a retry queues it.
+    assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.FAILED
+    assert services.sheet_retry(sheet=sheet, actor=evaluation["bob"]) == "render"
     assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.READY
 
 

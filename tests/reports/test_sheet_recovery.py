@@ -141,10 +141,10 @@ def test_a_sign_off_page_longer_than_one_page_renders_the_sheet_again(evaluation
     assert verify_pdf(path.read_bytes()).valid
 
 
-def test_a_failed_save_leaves_no_orphan_pdf_in_storage(evaluation, monkeypatch, settings) -> None:
+def test_a_failed_save_is_recorded_and_leaves_no_orphan_pdf(
+    evaluation, monkeypatch, settings
+) -> None:
     from pathlib import Path
-
-    from django.db import IntegrityError
 
     from reports import rendering
 
@@ -153,8 +153,50 @@ def test_a_failed_save_leaves_no_orphan_pdf_in_storage(evaluation, monkeypatch, 
     monkeypatch.setattr(
         rendering, "html_to_pdf", lambda html: rendering.Rendered(pdf=b"%PDF-1.7 x", pages=-1)
     )
-    with pytest.raises(IntegrityError):
-        services.sheet_render(sheet_id=sheet.pk)
+    failed = services.sheet_render(sheet_id=sheet.pk)
+    assert failed.status == SheetStatus.FAILED and "IntegrityError" in failed.error
     drafts = Path(settings.MEDIA_ROOT) / "sheets" / "drafts"
     assert not drafts.exists() or not any(drafts.iterdir())
-    assert not Sheet.objects.get(pk=sheet.pk).pdf
+    assert not failed.pdf
+
+
+def test_a_worker_whose_work_was_taken_over_writes_nothing(
+    evaluation, monkeypatch, settings
+) -> None:
+    from pathlib import Path
+
+    from reports import rendering
+
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    real = rendering.html_to_pdf
+
+    def slow(html: str) -> rendering.Rendered:
+        result = real(html)
+        # Meanwhile the sheet was declared lost, retried and rendered by another worker.
+        Sheet.objects.filter(pk=sheet.pk).update(
+            status=SheetStatus.READY, work_started_at=None, pdf="sheets/drafts/other.pdf"
+        )
+        return result
+
+    monkeypatch.setattr(rendering, "html_to_pdf", slow)
+    late = services.sheet_render(sheet_id=sheet.pk)
+    assert late.status == SheetStatus.READY and late.pdf.name == "sheets/drafts/other.pdf"
+    drafts = Path(settings.MEDIA_ROOT) / "sheets" / "drafts"
+    assert not drafts.exists() or not any(drafts.iterdir())  # its own PDF was never stored
+
+
+def test_a_second_delivery_of_a_seal_being_made_does_nothing(evaluation, login) -> None:
+    sheet = rendered(evaluation)
+    approve_all(evaluation, sheet)
+    Sheet.objects.filter(pk=sheet.pk).update(work_started_at=timezone.now())  # taken
+    again = services.sheet_seal(sheet_id=sheet.pk)
+    assert again.status == SheetStatus.SEALING and not again.sealed_pdf
+
+    # Queued half an hour ago and never taken: the message was lost, the page offers a retry.
+    Sheet.objects.filter(pk=sheet.pk).update(
+        work_started_at=None, queued_at=timezone.now() - timedelta(minutes=30)
+    )
+    page = login(evaluation["bob"]).get(reverse("reports:sheet", args=["alpha", 1]))
+    assert "Try sealing again" in page.content.decode()
+    assert services.sheet_retry(sheet=sheet, actor=evaluation["bob"]) == "seal"
+    assert services.sheet_seal(sheet_id=sheet.pk).status == SheetStatus.SEALED

@@ -217,6 +217,11 @@ def test_browser_pages_and_the_signoff_form(evaluation, login) -> None:
     )
     assert "costs unclear" in client.get(url).content.decode()
     assert (
+        "Rejected by Operations: this revision cannot be sealed" in client.get(url).content.decode()
+    )
+    listing = client.get(reverse("reports:sheets", kwargs={"slug": "alpha"})).content.decode()
+    assert '<span class="badge flag">rejected</span>' in listing
+    assert (
         client.post(
             url, {"role": "procurement", "sheet_sha256": sheet.sha256, "decision": "approve"}
         ).status_code
