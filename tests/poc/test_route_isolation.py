@@ -1,0 +1,89 @@
+"""Every results page of a project is 404 for a non-member, GET and POST, and changes nothing;
+its admins open every page that has one."""
+
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from poc import services
+from poc.models import ApiToken, Boundary, Evidence, Responsibility, Result
+from tests.urlwalk import iter_routes
+
+pytestmark = pytest.mark.django_db
+
+POST_ONLY = {"poc:evidence_add", "poc:token_revoke"}
+
+
+def _routes() -> list:
+    return [r for r in iter_routes() if "slug" in r.converters and r.name.startswith("poc:")]
+
+
+@pytest.fixture
+def objects(suite: dict[str, Any]) -> dict[str, Any]:
+    result = services.result_record(
+        candidate=suite["volcano"], action=suite["actions"][0], outcome="passed", actor=None
+    )
+    evidence = services.evidence_attach_file(
+        result=result, upload=SimpleUploadedFile("run.log", b"ok\n"), actor=None
+    )
+    token, _raw = services.api_token_create(
+        project=suite["alpha"], name="ci", scopes=["read"], actor=None
+    )
+    return {
+        "slug": "alpha",
+        "candidate_slug": "volcano",
+        "action_id": suite["actions"][0].pk,
+        "result_id": result.pk,
+        "evidence_id": evidence.pk,
+        "area": "support_sla",
+        "token_id": token.pk,
+    }
+
+
+def _url(route: Any, objects: dict[str, Any]) -> str:
+    return reverse(route.name, kwargs={k: objects[k] for k in route.converters})
+
+
+def _state() -> tuple:
+    return (
+        list(Result.objects.values_list("pk", "outcome")),
+        Evidence.objects.count(),
+        Responsibility.objects.count(),
+        list(Boundary.objects.values_list("pk", "license_model")),
+        list(ApiToken.objects.values_list("pk", "revoked_at")),
+    )
+
+
+def test_every_results_route_is_walked() -> None:
+    names = {r.name for r in _routes()}
+    assert {"poc:matrix", "poc:cell", "poc:evidence_download", "poc:token_revoke"} <= names
+
+
+@pytest.mark.parametrize("route", _routes(), ids=lambda r: r.name)
+def test_outsiders_get_404_and_change_nothing(route, suite, objects, login) -> None:
+    client = login(suite["charlie"])
+    before = _state()
+    url = _url(route, objects)
+    assert client.get(url).status_code in (404, 405)
+    data = {
+        "outcome": "failed",
+        "failure_cause": "x",
+        "party": "vendor",
+        "person": "x",
+        "license_model": "x",
+        "name": "x",
+        "scopes": ["read"],
+        "file": SimpleUploadedFile("x.log", b"x"),
+    }
+    assert client.post(url, data).status_code == 404
+    assert client.get(url, headers={"HX-Request": "true"}).status_code in (404, 405)
+    assert _state() == before
+
+
+@pytest.mark.parametrize(
+    "route", [r for r in _routes() if r.name not in POST_ONLY], ids=lambda r: r.name
+)
+def test_admins_open_every_results_page(route, suite, objects, login) -> None:
+    assert login(suite["alice"]).get(_url(route, objects)).status_code == 200
