@@ -149,12 +149,15 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "tables": exports.TABLE_LABELS.items(),
         "role_labels": dict(TeamRole.choices),
     }
+    # Changes since the previous revision sit between the status and the sign-off; a page that
+    # polls a rendering sheet gets them only with its last answer.
+    if not request.htmx or current.status not in (SheetStatus.PENDING, SheetStatus.RENDERING):
+        previous = selectors.previous_comparable_sheet(current)
+        if previous is not None:
+            context["previous"] = previous
+            context["changes"] = snapshot_changes(previous.snapshot, current.snapshot)
     if request.htmx:
         return render(request, "reports/sheet_status.html#status", context)
-    previous = selectors.previous_comparable_sheet(current)
-    if previous is not None:
-        context["previous"] = previous
-        context["changes"] = snapshot_changes(previous.snapshot, current.snapshot)
     return render(request, "reports/sheet_detail.html", context, status=422 if errors else 200)
 
 

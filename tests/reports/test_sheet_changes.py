@@ -121,3 +121,17 @@ def test_a_new_failure_cause_for_the_same_failure_is_listed(evaluation) -> None:
     assert snapshot_changes(old, new).shown == [
         Change("Failure causes", "volcano × real-job", "训练作业在第 40 步卡住", "OOM on node 3")
     ]
+
+
+def test_polling_gets_the_changes_only_once_rendering_is_done(evaluation, login) -> None:
+    from reports.models import Sheet, SheetStatus
+
+    alpha = evaluation["alpha"]
+    services.sheet_generate(project=alpha, language="en", actor=None)
+    second = services.sheet_generate(project=alpha, language="en", actor=None)
+    client = login(evaluation["bob"])
+    url = reverse("reports:sheet", args=["alpha", 2])
+    Sheet.objects.filter(pk=second.pk).update(status=SheetStatus.RENDERING)
+    assert "Changes since" not in client.get(url, headers={"HX-Request": "true"}).content.decode()
+    Sheet.objects.filter(pk=second.pk).update(status=SheetStatus.READY)
+    assert "Changes since r1" in client.get(url, headers={"HX-Request": "true"}).content.decode()
