@@ -28,6 +28,9 @@ class Sheet(models.Model):
     snapshot = models.JSONField()
     snapshot_json = models.TextField()  # the canonical bytes the hash covers
     sha256 = models.CharField(max_length=64)
+    # The same snapshot's sha256 in the source language, so that translation updates do not
+    # make a revision look outdated (snapshot.content_fingerprint); empty on older revisions.
+    fingerprint = models.CharField(max_length=64, blank=True)
     required_roles = models.JSONField(default=list)
     status = models.CharField(max_length=20, choices=SheetStatus, default=SheetStatus.PENDING)
     progress = models.PositiveSmallIntegerField(default=0)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from evaluations.models import Membership, Project
 from reports.models import Sheet, SignOff
+from reports.snapshot import content_fingerprint, snapshot_and_hash
 
 log = logging.getLogger(__name__)
 
@@ -26,19 +27,18 @@ def sheets_for_project(project: Project) -> list[Sheet]:
 
 def sheets_with_staleness(project: Project) -> list[tuple[Sheet, bool]]:
     """The project's sheets, each with whether the project has changed since it was frozen.
-    Sheets frozen for the same language and candidates share one fresh snapshot."""
-    from reports.snapshot import snapshot_and_hash
-
+    Sheets frozen for the same candidates share one fresh fingerprint."""
     sheets = sheets_for_project(project)
-    current: dict[tuple[str, tuple[str, ...]], str] = {}
+    current: dict[tuple[str, ...], str] = {}
     out = []
     for sheet in sheets:
-        key = (sheet.language, tuple(sheet.candidate_slugs))
+        if not sheet.fingerprint:  # frozen before fingerprints: judged on its own hash
+            out.append((sheet, sheet_is_stale(sheet)))
+            continue
+        key = tuple(sheet.candidate_slugs)
         if key not in current:
-            current[key] = snapshot_and_hash(
-                project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
-            )[2]
-        out.append((sheet, current[key] != sheet.sha256))
+            current[key] = content_fingerprint(project, candidate_slugs=sheet.candidate_slugs)
+        out.append((sheet, current[key] != sheet.fingerprint))
     return out
 
 
@@ -102,9 +102,11 @@ def signing_roles_of(user: User, sheet: Sheet) -> set[str]:
 
 def sheet_is_stale(sheet: Sheet) -> bool:
     """Whether the project has changed since this revision was frozen (rebuilds the snapshot:
-    call it where a decision depends on it, not on every poll)."""
-    from reports.snapshot import snapshot_and_hash
-
+    call it where a decision depends on it, not on every poll). Compared on the fingerprint,
+    so a translation update alone does not make a revision outdated."""
+    if sheet.fingerprint:
+        current = content_fingerprint(sheet.project, candidate_slugs=sheet.candidate_slugs)
+        return current != sheet.fingerprint
     _snapshot, _text, digest = snapshot_and_hash(
         sheet.project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
     )

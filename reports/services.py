@@ -19,7 +19,7 @@ from evaluations.services import event_record
 from reports import rendering, signing
 from reports.models import Decision, Sheet, SheetStatus, SignOff
 from reports.selectors import sheet_is_stale, sheet_work_is_stuck
-from reports.snapshot import snapshot_and_hash
+from reports.snapshot import FINGERPRINT_LANGUAGE, content_fingerprint, snapshot_and_hash
 
 log = logging.getLogger(__name__)
 LANGUAGES = ("en", "zh-hans")
@@ -41,6 +41,11 @@ def sheet_generate(
         )
     locked = Project.objects.select_for_update().get(pk=project.pk)  # serialise revisions
     snapshot, text, digest = snapshot_and_hash(locked, language=language, candidate_slugs=slugs)
+    fingerprint = (
+        digest
+        if language == FINGERPRINT_LANGUAGE
+        else content_fingerprint(locked, candidate_slugs=slugs)
+    )
     revision = (Sheet.objects.filter(project=project).aggregate(m=Max("revision"))["m"] or 0) + 1
     sheet = Sheet.objects.create(
         project=project,
@@ -50,6 +55,7 @@ def sheet_generate(
         snapshot=snapshot,
         snapshot_json=text,
         sha256=digest,
+        fingerprint=fingerprint,
         required_roles=list(locked.signing_roles),
         queued_at=timezone.now(),
         generated_by=actor if actor is not None and actor.is_authenticated else None,

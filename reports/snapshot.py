@@ -175,3 +175,16 @@ def snapshot_and_hash(
     snapshot = build_snapshot(project, language=language, candidate_slugs=candidate_slugs)
     text = canonical_json(snapshot)
     return json.loads(text), text, sha256_hex(text)
+
+
+# Labels in a snapshot are translated text, so a translation update would change a sheet's
+# hash without changing anything it says. Whether a project has moved on since a revision is
+# therefore judged on the same snapshot in the language of the source code.
+FINGERPRINT_LANGUAGE = "en"
+
+
+def content_fingerprint(project: Project, *, candidate_slugs: list[str]) -> str:
+    """The sha256 of the snapshot in FINGERPRINT_LANGUAGE: what staleness compares."""
+    return snapshot_and_hash(
+        project, language=FINGERPRINT_LANGUAGE, candidate_slugs=candidate_slugs
+    )[2]

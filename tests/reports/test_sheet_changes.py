@@ -135,3 +135,26 @@ def test_polling_gets_the_changes_only_once_rendering_is_done(evaluation, login)
     assert "Changes since" not in client.get(url, headers={"HX-Request": "true"}).content.decode()
     Sheet.objects.filter(pk=second.pk).update(status=SheetStatus.READY)
     assert "Changes since r1" in client.get(url, headers={"HX-Request": "true"}).content.decode()
+
+
+def test_a_translation_update_alone_does_not_make_a_revision_outdated(
+    evaluation, monkeypatch
+) -> None:
+    from django.utils.translation import trans_real
+
+    from reports.models import Sheet
+    from reports.snapshot import snapshot_and_hash
+
+    alpha = evaluation["alpha"]
+    sheet = services.sheet_generate(project=alpha, language="zh-hans", actor=None)
+    assert sheet.fingerprint and sheet.fingerprint != sheet.sha256
+    # A new release words a label differently: the Chinese snapshot would hash differently...
+    catalog = trans_real.translation("zh-hans")._catalog
+    monkeypatch.setitem(catalog, "Validate first", "首批验证")
+    rebuilt = snapshot_and_hash(alpha, language="zh-hans", candidate_slugs=[])[2]
+    assert rebuilt != sheet.sha256
+    # ...but the project has not moved on, so the revision can still be signed.
+    assert not services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
+    alpha.description = "scope widened"
+    alpha.save()
+    assert services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
