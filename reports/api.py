@@ -22,7 +22,7 @@ from reports.verify import verify_pdf
 from reports.views import MAX_VERIFY_BYTES, _trusted_pem
 
 
-def _sheet_data(sheet: Sheet, *, stale: bool = False) -> dict[str, Any]:
+def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
     return {
         "id": sheet.pk,
         "project": sheet.project.slug,
@@ -37,7 +37,7 @@ def _sheet_data(sheet: Sheet, *, stale: bool = False) -> dict[str, Any]:
         "error": sheet.error or None,
         "seal_error": sheet.seal_error or None,
         # The project changed after this revision was frozen (open revisions can no longer be
-        # signed; sealed ones stay valid for what they froze).
+        # signed; sealed ones stay valid for what they froze); null where not checked.
         "stale": stale,
         "signoffs": [
             {
@@ -103,9 +103,10 @@ class SheetDetailApi(APIView):
     @extend_schema(responses=inline_serializer("Sheet", {"id": serializers.IntegerField()}))
     def get(self, request: Request, sheet_id: int) -> Response:
         sheet = _sheet_for_caller(request, sheet_id)
-        # Rebuilding the snapshot costs a little: only a revision open for sign-off is checked
-        # (clients poll this while a sheet renders).
-        stale = sheet.status == SheetStatus.READY and selectors.sheet_is_stale(sheet)
+        # Rebuilding the snapshot costs a little: while a worker renders or seals the sheet
+        # (clients poll then) staleness is not checked and reads null.
+        working = (SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.SEALING)
+        stale = None if sheet.status in working else selectors.sheet_is_stale(sheet)
         return Response(_sheet_data(sheet, stale=stale))
 
 
@@ -179,7 +180,10 @@ class SheetVerifyApi(APIView):
         responses=inline_serializer("VerifyReport", {"valid": serializers.BooleanField()}),
     )
     def post(self, request: Request) -> Response:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return Response({"detail": "Content-Length is not a number"}, status=400)
         if length > MAX_VERIFY_BYTES:
             return Response({"detail": "over 100 MB"}, status=413)
         content_type = request.content_type or ""

@@ -105,7 +105,7 @@ def replace_last_page(pdf: bytes, page_pdf: bytes) -> bytes:
     """The document with its last page (the sign-off placeholder) showing the one page of
     `page_pdf` instead: sealing then renders one page, not the whole sheet again.
 
-    The last page object itself stays, with new contents, resources and links: the contents
+    The last page object itself stays, with new contents and resources: the contents
     list's link, the named destination and the bookmark that point at it stay valid. What only
     the placeholder used is dropped from the file."""
     from io import BytesIO
@@ -117,15 +117,11 @@ def replace_last_page(pdf: bytes, page_pdf: bytes) -> bytes:
     replacement = PdfReader(BytesIO(page_pdf))
     if len(replacement.pages) != 1:
         raise ValueError(f"the sign-off page rendered as {len(replacement.pages)} pages")
-    last = writer.pages[-1]
-    imported = writer.add_page(replacement.pages[0])  # brings its objects into this file
-    for key in ("/Contents", "/Resources", "/Annots"):
-        name = NameObject(key)
-        if key in imported:
-            last[name] = imported.raw_get(key)  # the reference: streams stay indirect
-        elif key in last:
-            del last[name]
-    writer.remove_page(len(writer.pages) - 1)
+    source, last = replacement.pages[0], writer.pages[-1]
+    for key in ("/Contents", "/Resources"):
+        last[NameObject(key)] = source.raw_get(key).clone(writer)
+    if "/Annots" in last:  # the placeholder's links; the sign-off page has none of its own
+        del last[NameObject("/Annots")]
     writer.compress_identical_objects(remove_duplicates=False, remove_unreferenced=True)
     out = BytesIO()
     writer.write(out)

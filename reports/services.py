@@ -139,7 +139,8 @@ def _claim(sheet_id: int, *, waiting: str, becomes: str) -> Sheet | None:
             return None
         current.status = becomes
         current.work_started_at = timezone.now()
-        current.save(update_fields=["status", "work_started_at"])
+        current.seal_error = ""  # a new attempt: the last one's failure is history
+        current.save(update_fields=["status", "work_started_at", "seal_error"])
         return current
 
 

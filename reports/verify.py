@@ -16,7 +16,9 @@ from pyhanko_certvalidator import ValidationContext
 from reports.models import Sheet
 from reports.signing import outside_event_loop
 
-KEYWORDS = re.compile(r"workbench-sheet;project=([\w-]+);revision=(\d+);sha256=([0-9a-f]{64})")
+KEYWORDS = re.compile(
+    r"workbench-sheet;project=([\w-]{1,80});revision=(\d{1,9});sha256=([0-9a-f]{64})", re.ASCII
+)
 
 
 @dataclass
@@ -93,12 +95,17 @@ def verify_pdf(
     # if the file is the very one it stored (which still holds after a certificate rotation).
     if report.valid and not (report.trusted_signer or report.matches_sealed_file):
         report.valid = False
-        report.problems.append(
-            _(
-                "signed by a certificate other than this workbench's, and not the sealed file "
-                "it stores: not a sheet it sealed"
+        if report.matches_sealed_file is None:
+            report.problems.append(
+                _("signed by a certificate other than this workbench's: not a sheet it sealed")
             )
-        )
+        else:
+            report.problems.append(
+                _(
+                    "signed by a certificate other than this workbench's, and not the sealed "
+                    "file it stores: not a sheet it sealed"
+                )
+            )
     return report
 
 

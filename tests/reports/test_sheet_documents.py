@@ -369,3 +369,26 @@ def test_a_file_signed_by_someone_else_is_not_a_sealed_sheet(
     api.force_login(evaluation["charlie"])
     outside = api.post("/api/v1/sheets/verify/", genuine, content_type="application/pdf").json()
     assert outside["valid"] is False and outside["matches_sealed_file"] is None
+    assert "not a sheet it sealed" in outside["problems"][-1]
+    assert "file it stores" not in outside["problems"][-1]  # nothing was compared for them
+
+
+def test_crafted_metadata_and_headers_get_answers_not_errors(evaluation) -> None:
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(width=595, height=842)
+    writer.add_metadata(
+        {"/Keywords": f"workbench-sheet;project=alpha;revision={'9' * 5000};sha256={'a' * 64}"}
+    )
+    crafted = io.BytesIO()
+    writer.write(crafted)
+    api = APIClient()
+    api.force_login(evaluation["bob"])
+    answer = api.post("/api/v1/sheets/verify/", crafted.getvalue(), content_type="application/pdf")
+    assert answer.status_code == 200 and answer.json()["valid"] is False
+    assert answer.json()["revision"] is None
+    bad_length = api.post(
+        "/api/v1/sheets/verify/", b"%PDF-", content_type="application/pdf", CONTENT_LENGTH="many"
+    )
+    assert bad_length.status_code == 400

@@ -64,6 +64,15 @@ def test_a_failed_seal_is_shown_and_can_be_retried(
     assert failed.status == SheetStatus.SEALING and not failed.sealed_pdf
     assert "certificate expired" in failed.seal_error
 
+    # A second delivery takes it up again; while it works, the old failure is not shown.
+    def still_unavailable(*args: object, **kwargs: object) -> bytes:
+        assert Sheet.objects.get(pk=sheet.pk).seal_error == ""
+        raise signing.SigningUnavailable("the signing certificate expired, still")
+
+    monkeypatch.setattr(signing, "sign_pdf", still_unavailable)
+    again = services.sheet_seal(sheet_id=sheet.pk)
+    assert again.seal_error == "SigningUnavailable: the signing certificate expired, still"
+
     url = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
     page = login(evaluation["bob"]).get(url).content.decode()
     assert "certificate expired" in page and "Try sealing again" in page
@@ -160,8 +169,9 @@ def test_a_failed_save_is_recorded_and_leaves_no_orphan_pdf(
     assert not failed.pdf
 
 
+@pytest.mark.parametrize("meanwhile", ["taken over", "finished by another"])
 def test_a_worker_whose_work_was_taken_over_writes_nothing(
-    evaluation, monkeypatch, settings
+    meanwhile, evaluation, monkeypatch, settings
 ) -> None:
     from pathlib import Path
 
@@ -169,18 +179,20 @@ def test_a_worker_whose_work_was_taken_over_writes_nothing(
 
     sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
     real = rendering.html_to_pdf
+    if meanwhile == "taken over":  # declared lost and taken by another worker, still rendering
+        after = {"status": SheetStatus.RENDERING, "work_started_at": timezone.now()}
+    else:  # retried and rendered by another worker
+        after = {"status": SheetStatus.READY, "work_started_at": None, "pdf": "sheets/other.pdf"}
 
     def slow(html: str) -> rendering.Rendered:
         result = real(html)
-        # Meanwhile the sheet was declared lost, retried and rendered by another worker.
-        Sheet.objects.filter(pk=sheet.pk).update(
-            status=SheetStatus.READY, work_started_at=None, pdf="sheets/drafts/other.pdf"
-        )
+        Sheet.objects.filter(pk=sheet.pk).update(**after)
         return result
 
     monkeypatch.setattr(rendering, "html_to_pdf", slow)
     late = services.sheet_render(sheet_id=sheet.pk)
-    assert late.status == SheetStatus.READY and late.pdf.name == "sheets/drafts/other.pdf"
+    assert late.status == after["status"]
+    assert late.pdf.name == after.get("pdf", "")
     drafts = Path(settings.MEDIA_ROOT) / "sheets" / "drafts"
     assert not drafts.exists() or not any(drafts.iterdir())  # its own PDF was never stored
 
@@ -200,3 +212,19 @@ def test_a_second_delivery_of_a_seal_being_made_does_nothing(evaluation, login) 
     assert "Try sealing again" in page.content.decode()
     assert services.sheet_retry(sheet=sheet, actor=evaluation["bob"]) == "seal"
     assert services.sheet_seal(sheet_id=sheet.pk).status == SheetStatus.SEALED
+
+
+def test_the_upgrade_turns_old_queue_stamps_into_queued_at(evaluation) -> None:
+    """Before queued_at existed, work_started_at was stamped when work was queued."""
+    import importlib
+
+    from django.apps import apps
+
+    upgrade = importlib.import_module("reports.migrations.0003_sheet_queued_at")
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    stamped = timezone.now() - timedelta(minutes=1)
+    Sheet.objects.filter(pk=sheet.pk).update(queued_at=None, work_started_at=stamped)
+    upgrade.waiting_work_is_queued_not_taken(apps, None)
+    sheet.refresh_from_db()
+    assert (sheet.queued_at, sheet.work_started_at) == (stamped, None)
+    assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.READY  # taken up
