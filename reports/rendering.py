@@ -12,6 +12,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from evaluations.models import TeamRole
+from reports.exports import OUTCOME_ORDER
 from reports.models import Sheet, SignOff
 
 
@@ -49,6 +50,7 @@ def sheet_html(
                     zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True)
                 ),
                 "keywords": sheet_keywords(sheet),
+                "outcome_order": OUTCOME_ORDER,
                 "required_role_labels": [str(TeamRole(r).label) for r in sheet.required_roles],
                 "header_left": f"{snapshot['project']['name']} · r{sheet.revision}",
                 "signoffs": signoffs or [],

@@ -83,6 +83,9 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
     # The draft says it awaits sign-off on its last page, naming the roles.
     assert "awaiting sign-off" in pages[-1]
     assert "Operations" in pages[-1] and "ops" not in pages[-1].split()
+    # Each candidate's counts read in the usual order: passed, failed, not covered, integration.
+    volcano = pages[starts["Volcano"] - 1]
+    assert re.search(r"Passed\s+Failed\s+Not covered\s+Needs integration", volcano), volcano
 
 
 def test_a_sealed_sheet_verifies_in_browser_api_and_command(
