@@ -77,7 +77,35 @@ class SignOffInput(serializers.Serializer):
 
 
 class SheetCreateApi(APIView):
+    """A project's revisions (newest first), and generating a new one."""
+
     InputSerializer = SheetCreateInput
+
+    @extend_schema(
+        responses=inline_serializer(
+            "SheetList", {"sheets": serializers.ListField(child=serializers.DictField())}
+        )
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = api_project(request, slug)
+        return Response(
+            {
+                "sheets": [
+                    {
+                        "id": s.pk,
+                        "revision": s.revision,
+                        "language": s.language,
+                        "status": s.status,
+                        "sha256": s.sha256,
+                        "sealed_sha256": s.sealed_sha256 or None,
+                        "candidates": s.candidate_slugs,
+                        "rejected": bool(getattr(s, "rejected", False)),  # annotated
+                        "created_at": s.created_at.isoformat(),
+                    }
+                    for s in selectors.sheets_for_project(project)
+                ]
+            }
+        )
 
     @extend_schema(
         request=InputSerializer,

@@ -65,6 +65,10 @@ def test_generate_read_and_sign_through_the_api(evaluation) -> None:
     outsider = APIClient()
     outsider.force_login(evaluation["charlie"])
     assert outsider.get(f"/api/v1/sheets/{sheet.pk}/").status_code == 404
+    listed = client.get("/api/v1/projects/alpha/sheets/").json()["sheets"]
+    assert [(s["id"], s["revision"], s["rejected"]) for s in listed] == [(sheet.pk, 1, True)]
+    other, _token, _raw = token_client(evaluation["beta"])
+    assert other.get("/api/v1/projects/alpha/sheets/").status_code == 404
     detail = client.get(f"/api/v1/sheets/{sheet.pk}/").json()
     assert detail["signoffs"][0]["comment"] == "exit plan missing"
     assert detail["stale"] is False and detail["required_roles"][-1] == "ops"
