@@ -4,7 +4,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,3 +43,39 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
         fn()
         samples.append(time.perf_counter() - start)
     return samples
+
+
+def bulk_actions(
+    project: object,
+    count: int,
+    *,
+    feature: str,
+    question: str,
+    dimensions: Sequence[str] = ("scheduling",),
+) -> list:
+    """`count` acceptance actions under requirements of ten each, written in two bulk inserts.
+    `feature` and `question` are format strings given the requirement or action number."""
+    from evaluations.models import AcceptanceAction, Requirement
+
+    reqs = Requirement.objects.bulk_create(
+        Requirement(
+            project=project,
+            feature=feature.format(r),
+            dimension=dimensions[r % len(dimensions)],
+            owner_team="platform",
+            position=r,
+        )
+        for r in range(count // 10)
+    )
+    return AcceptanceAction.objects.bulk_create(
+        AcceptanceAction(
+            project=project,
+            requirement=reqs[a // 10],
+            key=f"action-{a}",
+            question=question.format(a),
+            pass_criterion="ok",
+            scenario="real_task",
+            position=a,
+        )
+        for a in range(count)
+    )

@@ -7,7 +7,7 @@ less, and the same number of queries at every size. Run with `make bench` or
 
 import random
 
-from _setup import django_on_throwaway_database, median_ms, timed
+from _setup import bulk_actions, django_on_throwaway_database, median_ms, timed
 
 SIZES = [(3, 50, 1), (6, 150, 3), (10, 300, 5)]  # candidates, actions, results per cell
 REPEAT = 15
@@ -16,14 +16,7 @@ REPEAT = 15
 def build(index: int, candidates: int, actions: int, per_cell: int):  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
 
-    from evaluations.models import (
-        AcceptanceAction,
-        Candidate,
-        Membership,
-        Project,
-        Requirement,
-        Solution,
-    )
+    from evaluations.models import Candidate, Membership, Project, Solution
     from poc.models import Outcome, Result, ResultCell
 
     user, _ = get_user_model().objects.get_or_create(username="bench")
@@ -41,28 +34,12 @@ def build(index: int, candidates: int, actions: int, per_cell: int):  # type: ig
         )
         for i in range(candidates)
     )
-    dimensions = ["workload_fit", "scheduling", "tenancy", "operations", "integration"]
-    reqs = Requirement.objects.bulk_create(
-        Requirement(
-            project=project,
-            feature=f"Requirement {r}",
-            dimension=dimensions[r % 5],
-            owner_team="platform",
-            position=r,
-        )
-        for r in range(actions // 10)
-    )
-    acts = AcceptanceAction.objects.bulk_create(
-        AcceptanceAction(
-            project=project,
-            requirement=reqs[a // 10],
-            key=f"action-{a}",
-            question=f"Does action {a} hold under load?",
-            pass_criterion="ok",
-            scenario="real_task",
-            position=a,
-        )
-        for a in range(actions)
+    acts = bulk_actions(
+        project,
+        actions,
+        feature="Requirement {}",
+        question="Does action {} hold under load?",
+        dimensions=("workload_fit", "scheduling", "tenancy", "operations", "integration"),
     )
     rng = random.Random(index)
     outcomes = Outcome.values

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _setup import django_on_throwaway_database
+from _setup import bulk_actions, django_on_throwaway_database
 
 CANDIDATES, ACTIONS, REPEAT = 5, 200, 3
 
@@ -49,7 +49,7 @@ def weasyprint_alone(html: str) -> dict[str, float]:
 def build():  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
 
-    from evaluations.models import AcceptanceAction, Candidate, Project, Requirement, Solution
+    from evaluations.models import Candidate, Project, Solution
     from poc.models import Outcome, Result, ResultCell
 
     user = get_user_model().objects.create(username="bench")
@@ -59,27 +59,8 @@ def build():  # type: ignore[no-untyped-def]
         Candidate(project=project, solution=solutions[i], slug=f"c{i}", reason="bench", position=i)
         for i in range(CANDIDATES)
     )
-    reqs = Requirement.objects.bulk_create(
-        Requirement(
-            project=project,
-            feature=f"需求 {r}",
-            dimension="scheduling",
-            owner_team="platform",
-            position=r,
-        )
-        for r in range(ACTIONS // 10)
-    )
-    acts = AcceptanceAction.objects.bulk_create(
-        AcceptanceAction(
-            project=project,
-            requirement=reqs[a // 10],
-            key=f"action-{a}",
-            question=f"动作 {a} 在资源不足时是否给出清楚的反馈？",
-            pass_criterion="ok",
-            scenario="real_task",
-            position=a,
-        )
-        for a in range(ACTIONS)
+    acts = bulk_actions(
+        project, ACTIONS, feature="需求 {}", question="动作 {} 在资源不足时是否给出清楚的反馈？"
     )
     rng = random.Random(7)
     results = []

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from evaluations.models import Membership, Project
 from reports.models import Sheet, SignOff
-from reports.snapshot import content_fingerprint, snapshot_and_hash
+from reports.snapshot import build_snapshot, content_fingerprint, snapshot_and_hash
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,13 @@ def sheets_with_staleness(project: Project) -> list[tuple[Sheet, bool]]:
             current[key] = content_fingerprint(project, candidate_slugs=sheet.candidate_slugs)
         out.append((sheet, current[key] != sheet.fingerprint))
     return out
+
+
+def current_snapshot(project: Project, language: str) -> dict:
+    """The project as a sheet would freeze it now, every candidate included (for exports)."""
+    return build_snapshot(
+        project, language="zh-hans" if language.startswith("zh") else "en", candidate_slugs=[]
+    )
 
 
 def previous_comparable_sheet(sheet: Sheet) -> Sheet | None:

@@ -18,7 +18,6 @@ from reports import exports, selectors, services
 from reports.diff import snapshot_changes
 from reports.forms import SheetGenerateForm, SigningRolesForm, SignOffForm, VerifyForm
 from reports.models import Decision, SheetStatus
-from reports.snapshot import build_snapshot
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -210,8 +209,7 @@ def export(request: AuthedHttpRequest, slug: str, table: str, fmt: str) -> HttpR
     access = evaluation_selectors.project_access(request.user, slug)
     if table not in exports.TABLES or fmt not in ("csv", "xlsx"):
         raise Http404
-    language = "zh-hans" if (get_language() or "").startswith("zh") else "en"
-    snapshot = build_snapshot(access.project, language=language, candidate_slugs=[])
+    snapshot = selectors.current_snapshot(access.project, get_language() or "en")
     return _export_response(exports.table_rows(snapshot, table), f"{slug}-{table}", fmt, table)
 
 
