@@ -440,6 +440,7 @@ class TemplateSetKind(models.TextChoices):
     ROUTE_MUST_TEST = "route-must-test", _("Must-test items of a route")
     CONTROLLED_FAILURE = "controlled-failure", _("Controlled failures")
     INTEGRATION = "integration", _("Integration checklist")
+    GPU_EVIDENCE = "gpu-evidence", _("GPU node evidence read by probes")
 
 
 class TemplateSet(LocalizedTextMixin, models.Model):
@@ -501,6 +502,9 @@ class TemplateAction(LocalizedTextMixin, models.Model):
     evidence_zh = models.TextField(blank=True)
     pass_criterion_en = models.TextField()
     pass_criterion_zh = models.TextField()
+    # The probe check that judges this action by default: {"check": KEY, "params": {...}} with
+    # a key of the PoC app's check catalogue, or {} for an action checked by people.
+    probe_check = models.JSONField(default=dict, blank=True)
     position = models.PositiveIntegerField(default=0)
 
     class Meta:

@@ -1,6 +1,9 @@
+import json
 from decimal import Decimal
 
 from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.forms.utils import ErrorDict
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import OWNER_TEAMS, Dimension, Scenario
@@ -117,3 +120,85 @@ class ApiTokenForm(forms.Form):
         initial=90,
         help_text=_("Leave empty for a token that never expires."),
     )
+
+
+# --- probes ------------------------------------------------------------------------------
+
+
+class ProbeUploadForm(forms.Form):
+    """Probe output from a node the workbench cannot reach: the agent's bundle, or nvidia-smi
+    output in any format the parsers read, as a file or pasted."""
+
+    candidate = forms.ChoiceField(label=_("Candidate"))
+    file = forms.FileField(
+        label=_("File"),
+        required=False,
+        help_text=_(
+            "workbench-probe's bundle (.json), or nvidia-smi -q -x / -q / --query-gpu "
+            "output, a capture of several commands, or a kernel log."
+        ),
+    )
+    text = forms.CharField(
+        label=_("Or paste the output"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "class": "mono"}),
+    )
+    host = forms.CharField(label=_("Node name"), max_length=255, required=False)
+    expected_gpus = forms.IntegerField(
+        label=_("GPUs the node should have"),
+        min_value=1,
+        max_value=1024,
+        required=False,
+        help_text=_("Fewer GPUs found than this makes the node fail its health check."),
+    )
+
+    def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["candidate"].choices = candidates  # type: ignore[attr-defined]
+
+    @classmethod
+    def refused(cls, message: str, *, candidates: list[tuple[str, str]]) -> "ProbeUploadForm":
+        """An empty form that carries why an upload was refused before it was read (too big):
+        nothing of the request is bound, so nothing of it is echoed back."""
+        form = cls(candidates=candidates)
+        form._errors = ErrorDict(  # type: ignore[attr-defined]
+            {NON_FIELD_ERRORS: form.error_class([message])}
+        )
+        return form
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        if not cleaned.get("file") and not (cleaned.get("text") or "").strip():
+            raise forms.ValidationError(_("Choose a file or paste the output."))
+        if cleaned.get("file") and (cleaned.get("text") or "").strip():
+            raise forms.ValidationError(_("Choose a file or paste the output, not both."))
+        return cleaned
+
+
+class ProbeBindingForm(forms.Form):
+    """Which check of the catalogue judges an action, and its parameters as JSON."""
+
+    check = forms.ChoiceField(label=_("Check"), required=False)
+    params = forms.CharField(
+        label=_("Parameters (JSON)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false", "class": "mono"}),
+    )
+
+    def __init__(self, *args: object, checks: list[tuple[str, str]], **kwargs: object):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["check"].choices = [("", _("— not checked by probes —")), *checks]  # type: ignore[attr-defined]
+
+    def clean_params(self) -> dict[str, object]:
+        raw = (self.cleaned_data.get("params") or "").strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise forms.ValidationError(
+                _("The parameters are not valid JSON: %(error)s") % {"error": exc}
+            ) from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("The parameters must be a JSON object, e.g. {}."))
+        return value

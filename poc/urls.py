@@ -1,6 +1,7 @@
 from django.urls import path
 
-from poc import views
+from poc.views import probes
+from poc.views import results as views
 
 app_name = "poc"
 
@@ -31,4 +32,19 @@ urlpatterns = [
     path("<slug:slug>/ci/tokens/", views.tokens, name="tokens"),
     path("<slug:slug>/ci/tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
     path("<slug:slug>/ci/runs/", views.runs, name="runs"),
+    path("<slug:slug>/probes/", probes.probes, name="probes"),
+    path("<slug:slug>/probes/upload/", probes.probe_upload, name="probe_upload"),
+    path("<slug:slug>/probes/agent/", probes.probe_agent, name="probe_agent"),
+    path("<slug:slug>/probes/checks/", probes.probe_checks, name="probe_checks"),
+    path(
+        "<slug:slug>/probes/checks/<int:action_id>/",
+        probes.probe_check_edit,
+        name="probe_check_edit",
+    ),
+    path("<slug:slug>/probes/<int:run_id>/", probes.probe_run, name="probe_run"),
+    path(
+        "<slug:slug>/probes/outputs/<int:output_id>/",
+        probes.probe_output,
+        name="probe_output",
+    ),
 ]

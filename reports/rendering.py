@@ -50,6 +50,7 @@ def sheet_html(
                     zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True)
                 ),
                 "keywords": sheet_keywords(sheet),
+                "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
                 "outcome_order": OUTCOME_ORDER,
                 "required_role_labels": [str(TeamRole(r).label) for r in sheet.required_roles],
                 "header_left": f"{snapshot['project']['name']} · r{sheet.revision}",

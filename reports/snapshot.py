@@ -15,6 +15,7 @@ from django.utils import translation
 from evaluations.models import AcceptanceAction, Candidate, Project
 from poc import selectors as poc_selectors
 from poc.models import Evidence, Outcome, ResponsibilityArea, ResultCell
+from poc.probes import present
 
 FORMAT = "workbench-sheet/1"
 AREAS = ResponsibilityArea.values
@@ -118,8 +119,14 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             }
             for e in evidence
         ],
-        "probe_facts": [],
+        "probe_facts": _probe_facts(project, chosen),
     }
+
+
+def _probe_facts(project: Project, chosen: list[Candidate]) -> list[dict[str, Any]]:
+    """Each chosen candidate's latest probe run, in shortlist order."""
+    latest = poc_selectors.latest_probe_runs(project, chosen)
+    return [present.sheet_probe_facts(latest[c.pk]) for c in chosen if c.pk in latest]
 
 
 def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:

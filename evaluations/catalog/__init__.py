@@ -66,7 +66,13 @@ def load_solutions(path: Path | None = None) -> list[dict[str, Any]]:
     return entries
 
 
-TEMPLATE_SET_KINDS = ("worked-rewrite", "route-must-test", "controlled-failure", "integration")
+TEMPLATE_SET_KINDS = (
+    "worked-rewrite",
+    "route-must-test",
+    "controlled-failure",
+    "integration",
+    "gpu-evidence",
+)
 
 
 def load_templates(path: Path | None = None) -> list[dict[str, Any]]:
@@ -112,4 +118,19 @@ def load_templates(path: Path | None = None) -> list[dict[str, Any]]:
                 choice(a_where, "scenario", action.get("scenario"), Scenario.values)
                 for field in ("question", "steps", "evidence", "pass_criterion"):
                     _check_bilingual(a_where, field, action.get(field))
+                _check_probe_check(a_where, action.get("probe_check"))
     return sets
+
+
+def _check_probe_check(where: str, value: Any) -> None:
+    """A template's default probe check has a shape only here: which checks exist and which
+    parameters they take is the PoC app's catalogue, and its tests read this file."""
+    if value is None:
+        return
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("check"), str)
+        or not isinstance(value.get("params", {}), dict)
+        or set(value) - {"check", "params"}
+    ):
+        raise CatalogError(f"{where}: probe_check must be {{check: KEY, params: {{...}}}}")

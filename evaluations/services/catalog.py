@@ -144,6 +144,7 @@ def template_catalog_seed(*, sets: Iterable[dict[str, Any]]) -> SeedReport:
                 values = {
                     "requirement": requirement_row,
                     "scenario": action["scenario"],
+                    "probe_check": action.get("probe_check") or {},
                     "position": a_pos,
                 }
                 for name in ("question", "steps", "evidence", "pass_criterion"):

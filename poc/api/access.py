@@ -21,10 +21,10 @@ def api_project(request: Request, slug: str, *, scope: str = TokenScope.READ) ->
         if token.project.slug != slug:
             raise Http404
         if scope not in token.scopes:
-            raise PermissionDenied(f"this token lacks the {scope!r} scope")
+            raise PermissionDenied(f"this token lacks the {str(scope)!r} scope")
         return token.project
     access = project_access(request.user, slug)
-    if scope == TokenScope.RESULTS_WRITE and not access.can_write:
+    if scope != TokenScope.READ and not access.can_write:
         raise PermissionDenied("observers cannot post results")
     return access.project
 

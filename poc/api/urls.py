@@ -1,6 +1,6 @@
 from django.urls import path
 
-from poc.api import views
+from poc.api import probes, views
 from reports import api as sheet_api
 
 urlpatterns = [
@@ -25,6 +25,12 @@ urlpatterns = [
         name="api_evidence_create",
     ),
     path("runs/<int:run_id>/", views.RunDetailApi.as_view(), name="api_run_detail"),
+    path(
+        "projects/<slug:slug>/probes/",
+        probes.ProbeListCreateApi.as_view(),
+        name="api_probes",
+    ),
+    path("probes/<int:run_id>/", probes.ProbeDetailApi.as_view(), name="api_probe_detail"),
     path("projects/<slug:slug>/sheets/", sheet_api.SheetCreateApi.as_view(), name="api_sheets"),
     path("sheets/verify/", sheet_api.SheetVerifyApi.as_view(), name="api_sheet_verify"),
     path("sheets/<int:sheet_id>/", sheet_api.SheetDetailApi.as_view(), name="api_sheet"),

@@ -53,6 +53,17 @@ class RunData:
     candidate: str = ""
 
 
+@dataclass(frozen=True)
+class StoredFile:
+    """A file already in storage (content-addressed) to cite as evidence of a result."""
+
+    name: str
+    file: str
+    sha256: str
+    size: int
+    content_type: str = "text/plain"
+
+
 @dataclass
 class ResultRow:
     index: int
@@ -65,6 +76,7 @@ class ResultRow:
     integration_owner_team: str = ""
     integration_effort_days: Decimal | None = None
     evidence_urls: list[str] = field(default_factory=list)
+    evidence_files: list[StoredFile] = field(default_factory=list)
     candidate_slug: str = ""
     action_key: str = ""
 
@@ -271,28 +283,41 @@ def results_ingest(
         },
         returning_ids=True,
     )
-    final: dict[tuple[int, int], tuple[int, str, int]] = {}  # cell -> (result id, outcome, urls)
-    evidence: dict[str, list[Any]] = {"result": [], "url": []}
+    final: dict[tuple[int, int], tuple[int, str, int]] = {}  # cell -> (result id, outcome, n)
+    evidence: dict[str, list[Any]] = {
+        name: [] for name in ("result", "kind", "url", "file", "name", "sha256", "size", "type")
+    }
     for row, result_id in zip(rows, result_ids, strict=True):
-        final[(row.candidate_id, row.action_id)] = (result_id, row.outcome, len(row.evidence_urls))
+        cited = len(row.evidence_urls) + len(row.evidence_files)
+        final[(row.candidate_id, row.action_id)] = (result_id, row.outcome, cited)
         for url in row.evidence_urls:
-            evidence["result"].append(result_id)
-            evidence["url"].append(url)
-    if evidence["url"]:
+            _cite(evidence, result_id, EvidenceKind.LINK, url=url, name=url[:255])
+        for stored in row.evidence_files:
+            _cite(
+                evidence,
+                result_id,
+                EvidenceKind.FILE,
+                file=stored.file,
+                name=stored.name[:255],
+                sha256=stored.sha256,
+                size=stored.size,
+                content_type=stored.content_type,
+            )
+    if evidence["result"]:
         bulk_insert(
             Evidence,
             {
                 "result": evidence["result"],
+                "kind": evidence["kind"],
                 "url": evidence["url"],
-                "name": [u[:255] for u in evidence["url"]],
+                "file": evidence["file"],
+                "name": evidence["name"],
+                "sha256": evidence["sha256"],
+                "size": evidence["size"],
+                "content_type": evidence["type"],
             },
             constants={
                 "project": project.pk,
-                "kind": EvidenceKind.LINK,
-                "file": "",
-                "sha256": "",
-                "size": 0,
-                "content_type": "",
                 "uploaded_by": actor.pk if actor else None,
                 "uploaded_at": now,
             },
@@ -330,6 +355,31 @@ def results_ingest(
         after={"results": len(rows), **counts, **({"token": token.name} if token else {})},
     )
     return record, _notable(rows, kinds)
+
+
+def _cite(
+    columns: dict[str, list[Any]],
+    result_id: int,
+    kind: str,
+    *,
+    name: str,
+    url: str = "",
+    file: str = "",
+    sha256: str = "",
+    size: int = 0,
+    content_type: str = "",
+) -> None:
+    for column, value in (
+        ("result", result_id),
+        ("kind", kind),
+        ("url", url),
+        ("file", file),
+        ("name", name),
+        ("sha256", sha256),
+        ("size", size),
+        ("type", content_type),
+    ):
+        columns[column].append(value)
 
 
 def _notable(rows: list[ResultRow], kinds: list[str]) -> dict[str, list[dict[str, str]]]:

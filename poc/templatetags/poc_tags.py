@@ -8,7 +8,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from evaluations.models import Scenario
-from poc.models import Outcome
+from poc.models import Outcome, Verdict
 from workbench.markdown import render_markdown
 
 register = template.Library()
@@ -94,3 +94,18 @@ def matrix_row(context: Any, row: Any) -> SafeString:
 @register.filter
 def markdown(text: str) -> SafeString:
     return render_markdown(text)
+
+
+VERDICT_ICONS = {"healthy": "✓", "degraded": "!", "failed": "✗"}
+VERDICT_CLASSES = {"healthy": "o-passed", "degraded": "o-needs_integration", "failed": "o-failed"}
+
+
+@register.simple_tag
+def verdict_badge(verdict: str) -> SafeString:
+    """A GPU or node health verdict: colour, icon and word together."""
+    if verdict not in VERDICT_ICONS:
+        return mark_safe('<span class="outcome o-not_covered">—</span>')  # noqa: S308
+    return mark_safe(  # noqa: S308 - fixed icons and classes, an escaped label
+        f'<span class="outcome {VERDICT_CLASSES[verdict]}"><span aria-hidden="true">'
+        f"{VERDICT_ICONS[verdict]}</span> {escape(str(Verdict(verdict).label))}</span>"
+    )

@@ -1,7 +1,7 @@
 from django import template
 from django.utils.translation import gettext
 
-from poc.models import Outcome
+from poc.models import Outcome, Verdict
 
 register = template.Library()
 
@@ -18,3 +18,11 @@ def outcome_word(value: str) -> str:
         return gettext(str(Outcome(value).label))
     except ValueError:
         return value
+
+
+@register.filter
+def verdict_word(value: str) -> str:
+    try:
+        return gettext(str(Verdict(value).label))
+    except ValueError:
+        return value or "—"

@@ -51,7 +51,13 @@ def _action(requirement: Requirement, key: str, scenario: str = "real_task") -> 
 def test_template_library_is_large_enough_and_bilingual(templates) -> None:
     assert TemplateAction.objects.count() >= 40
     kinds = set(TemplateSet.objects.values_list("kind", flat=True))
-    assert kinds == {"worked-rewrite", "route-must-test", "controlled-failure", "integration"}
+    assert kinds == {
+        "worked-rewrite",
+        "route-must-test",
+        "controlled-failure",
+        "integration",
+        "gpu-evidence",
+    }
     assert set(TemplateSet.objects.filter(kind="worked-rewrite").values_list("key", flat=True)) == {
         "multi-tenancy",
         "elasticity",

@@ -8,12 +8,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from poc import services
-from poc.models import ApiToken, Boundary, Evidence, Responsibility, Result
+from poc.models import ApiToken, Boundary, Evidence, ProbeBinding, ProbeRun, Responsibility, Result
+from poc.services import probes
+from tests.poc.probes.helpers import bundle
 from tests.urlwalk import iter_routes
 
 pytestmark = pytest.mark.django_db
 
-POST_ONLY = {"poc:evidence_add", "poc:token_revoke"}
+POST_ONLY = {"poc:evidence_add", "poc:token_revoke", "poc:probe_upload"}
 
 
 def _routes() -> list:
@@ -31,6 +33,9 @@ def objects(suite: dict[str, Any]) -> dict[str, Any]:
     token, _raw = services.api_token_create(
         project=suite["alpha"], name="ci", scopes=["read"], actor=None
     )
+    probe = probes.probe_ingest_bundle(
+        project=suite["alpha"], candidate=suite["volcano"], bundle=bundle(), actor=None
+    ).run
     return {
         "slug": "alpha",
         "candidate_slug": "volcano",
@@ -39,6 +44,8 @@ def objects(suite: dict[str, Any]) -> dict[str, Any]:
         "evidence_id": evidence.pk,
         "area": "support_sla",
         "token_id": token.pk,
+        "run_id": probe.pk,
+        "output_id": probe.outputs.first().pk,
     }
 
 
@@ -53,6 +60,8 @@ def _state() -> tuple:
         Responsibility.objects.count(),
         list(Boundary.objects.values_list("pk", "license_model")),
         list(ApiToken.objects.values_list("pk", "revoked_at")),
+        ProbeRun.objects.count(),
+        list(ProbeBinding.objects.values_list("pk", "check_key")),
     )
 
 
@@ -75,6 +84,9 @@ def test_outsiders_get_404_and_change_nothing(route, suite, objects, login) -> N
         "license_model": "x",
         "name": "x",
         "scopes": ["read"],
+        "check": "gpu_count_at_least",
+        "params": '{"count": 1}',
+        "text": "GPU 0: NVIDIA H200 (UUID: GPU-1)",
         "file": SimpleUploadedFile("x.log", b"x"),
     }
     assert client.post(url, data).status_code == 404

@@ -1,4 +1,4 @@
-"""PoC results and their evidence, responsibility assignments and candidate boundaries."""
+"""PoC results and their evidence, responsibility assignments, boundaries and CI tokens."""
 
 from decimal import Decimal
 
@@ -249,6 +249,7 @@ class Boundary(models.Model):
 class TokenScope(models.TextChoices):
     READ = "read", _("Read the project")
     RESULTS_WRITE = "results:write", _("Post PoC results")
+    PROBES_WRITE = "probes:write", _("Post GPU probe output")
 
 
 class ApiToken(models.Model):
@@ -277,7 +278,9 @@ class ApiToken(models.Model):
     def clean(self) -> None:
         unknown = [s for s in self.scopes if s not in TokenScope.values]
         if unknown or not self.scopes:
-            raise ValidationError({"scopes": _("Choose read and/or results:write.")})
+            raise ValidationError(
+                {"scopes": _("Choose one or more of: read, results:write, probes:write.")}
+            )
 
 
 class Run(models.Model):

@@ -1,4 +1,4 @@
-"""Browser pages of the PoC: the results matrix, cell panels, evidence, comparison, duties."""
+"""Browser pages of the PoC: the results matrix, cell panels, evidence, comparison, duties, CI."""
 
 import mimetypes
 

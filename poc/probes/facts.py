@@ -1,0 +1,150 @@
+"""The normalized fact document of one GPU node, the same whatever output it was read from.
+
+Every parser returns this shape (see docs/probes.md for each field). A value the driver did not
+report, or reported as `[N/A]`, `[Not Supported]` and the like, is None: unknown, never 0 or
+False. Parsers fill what their input holds; `merge_nodes` combines documents read from several
+outputs of the same node (a `-q -x` document, a `--query-gpu` CSV, `nvlink -s`, a kernel log).
+
+The document is plain JSON (dicts, lists, str, int, float, bool, None) so it can be stored,
+compared and frozen into a procurement sheet as it is. FACTS_FORMAT changes when a field changes
+meaning; readers of stored documents check it.
+"""
+
+from typing import Any, TypedDict
+
+FACTS_FORMAT = "workbench-gpu-facts/1"
+
+
+class MigDevice(TypedDict):
+    """One MIG device (a GPU instance and its compute instance)."""
+
+    gpu_instance_id: int | None
+    compute_instance_id: int | None
+    profile: str | None  # "1g.10gb", "3g.40gb", ... as the driver names the GPU instance profile
+    profile_id: int | None
+    memory_total_mib: int | None
+    uuid: str | None  # "MIG-..." where the input carries it (nvidia-smi -L)
+
+
+class GpuFacts(TypedDict):
+    index: int | None
+    name: str | None
+    pci_device_id: str | None  # "0x2335": the device part only, lower-case hex with 0x
+    pci_bus_id: str | None  # "00000000:00:06.0" as the driver prints it (upper-case hex)
+    uuid: str | None
+    serial: str | None
+    memory_total_mib: int | None
+    memory_used_mib: int | None
+    compute_capability: str | None  # "9.0"
+    persistence_mode: bool | None
+    mig_mode_current: bool | None  # True: MIG enabled
+    mig_mode_pending: bool | None
+    mig_devices: list[MigDevice]
+    ecc_mode_current: bool | None
+    ecc_mode_pending: bool | None
+    ecc_volatile_corrected: int | None
+    ecc_volatile_uncorrected: int | None
+    ecc_aggregate_corrected: int | None
+    ecc_aggregate_uncorrected: int | None
+    remapped_rows_correctable: int | None
+    remapped_rows_uncorrectable: int | None
+    remapped_rows_pending: bool | None
+    remapped_rows_failure: bool | None
+    retired_pages_single_bit: int | None
+    retired_pages_double_bit: int | None
+    retired_pages_pending: bool | None
+    pcie_gen_current: int | None
+    pcie_gen_max: int | None  # the GPU's own maximum (`gpumax`) where both are reported
+    pcie_width_current: int | None
+    pcie_width_max: int | None
+    power_draw_w: float | None
+    power_limit_w: float | None
+    temperature_c: float | None
+    sm_clock_mhz: int | None
+    sm_clock_max_mhz: int | None
+    utilization_gpu_pct: float | None
+    # Clock event (throttle) reasons: each known reason -> True active / False not active;
+    # a reason absent from the dict was not reported. Names are the CSV field suffixes:
+    # gpu_idle, applications_clocks_setting, sw_power_cap, hw_slowdown, hw_thermal_slowdown,
+    # hw_power_brake_slowdown, sw_thermal_slowdown, sync_boost, display_clock_setting.
+    clock_event_reasons: dict[str, bool]
+    fabric_state: str | None  # "Completed", "In Progress", "Not Started", "Not Supported"
+    fabric_status: str | None  # "Success" or the error text
+    nvlink_links: list["NvLink"]  # empty: not read (or no NVLink)
+
+
+class NvLink(TypedDict):
+    link: int
+    active: bool
+    speed_gbps: float | None  # GB/s per direction as `nvlink -s` prints it
+    errors: dict[str, int]  # `nvlink -e` counters by name, where read
+
+
+class XidEvent(TypedDict):
+    code: int
+    pci_bus_id: str | None  # as in the log line ("0000:3b:00" or "PCI:0000:3b:00")
+    gpu_index: int | None  # resolved against the node's GPUs by bus id where possible
+    message: str  # the rest of the line, trimmed to 500 characters
+    timestamp: str | None  # the line's time stamp as written, if any
+
+
+class DcgmTest(TypedDict):
+    name: str
+    category: str | None
+    result: str  # Pass, Fail, Warn, Skip, Not Run (as dcgmi prints them)
+    gpu_index: int | None  # None: the result covers the whole node
+    info: str
+
+
+class Benchmark(TypedDict, total=False):
+    """Figures measured by the agent's --benchmark on one GPU (see docs/probes.md)."""
+
+    gpu_index: int
+    device_name: str
+    framework: str  # "torch 2.11.0+cu130", "cupy 13.3.0"
+    matmul_tflops: dict[str, float]  # {"bf16": 779.1, "fp16": ..., "tf32": ...}
+    matmul_size: int
+    device_copy_tbps: float  # bytes read + written per second, in TB/s
+    host_to_device_gbps: float
+    device_to_host_gbps: float
+    error: str  # the benchmark could not run, and why
+
+
+class NodeFacts(TypedDict):
+    format: str
+    host: str | None
+    driver_version: str | None
+    cuda_version: str | None
+    gpus: list[GpuFacts]
+    xid_events: list[XidEvent]
+    dcgm: list[DcgmTest]
+    benchmarks: list[Benchmark]
+    expected_gpu_count: int | None  # what the operator said the node should have, if anything
+    sources: list[str]  # the inputs read, e.g. ["nvidia-smi -q -x", "query-gpu csv"]
+    warnings: list[str]  # sections that could not be read, and why
+
+
+def new_gpu(**values: Any) -> GpuFacts:
+    """A GPU document with every field unknown, then the given values."""
+    gpu: dict[str, Any] = {name: None for name in GpuFacts.__annotations__}
+    gpu.update(mig_devices=[], clock_event_reasons={}, nvlink_links=[])
+    gpu.update(values)
+    return gpu  # type: ignore[return-value]
+
+
+def new_node(**values: Any) -> NodeFacts:
+    node: dict[str, Any] = {
+        "format": FACTS_FORMAT,
+        "host": None,
+        "driver_version": None,
+        "cuda_version": None,
+        "gpus": [],
+        "xid_events": [],
+        "dcgm": [],
+        "benchmarks": [],
+        "expected_gpu_count": None,
+        "sources": [],
+        "warnings": [],
+    }
+    node.update(values)
+    return node  # type: ignore[return-value]

@@ -1,0 +1,352 @@
+"""Several outputs of one node: capture files, (command, output) pairs, and how they combine.
+
+A capture file holds one section per command, in one of two layouts:
+
+    ################################################################################
+    # idle :: query (-q)
+    # $ nvidia-smi -q
+    ################################################################################
+    <output>
+
+    $ nvidia-smi -L
+    <output>
+
+Each section's command says what its output is (see detect.command_kind); sections whose
+command the parsers do not read (topo -m, pmon, the table view, help texts, uname) and
+sections without a command (a file header) are ignored. A section that should parse but does
+not becomes a warning.
+
+Combining (merge_nodes): documents are merged in the order given, GPU by GPU, a known value
+winning over None and a later known value over an earlier one. A capture taken idle and then
+under load therefore yields one node whose changing readings (power, temperature, utilization,
+clocks, clock event reasons) are those of the last phase, while values that do not change are
+the same in every phase anyway.
+"""
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, NvLink, new_node
+
+from . import values as v
+from .dcgm import parse_dcgm
+from .detect import command_kind, detect
+from .kernel_log import parse_kernel_log, resolve_gpu_indexes
+from .nvlink import parse_nvlink_errors, parse_nvlink_status
+from .query_csv import parse_query_csv
+from .smi_list import parse_smi_list
+from .smi_text import build_tree, parse_smi_text
+from .smi_xml import parse_smi_xml
+from .values import ParseError
+
+SOURCE = "capture"
+_MAX_LABEL = 80
+
+
+@dataclass(frozen=True)
+class Section:
+    """One command's output in a capture."""
+
+    command: str | None
+    phase: str | None
+    body: str
+    line: int  # where the body starts in the capture, 1-based
+
+    @property
+    def label(self) -> str:
+        """The phase and command, the command cut short (a --query-gpu list runs long)."""
+        command = " ".join((self.command or "(no command)").split())
+        if len(command) > _MAX_LABEL:
+            command = command[: _MAX_LABEL - 3] + "..."
+        return f"{self.phase}: {command}" if self.phase else command
+
+
+def _is_rule(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith("#####") and not stripped.strip("#")
+
+
+def _hash_sections(lines: list[str]) -> list[Section]:
+    sections: list[Section] = []
+    position = 0
+    while position < len(lines):
+        if not _is_rule(lines[position]):
+            position += 1
+            continue
+        # A header block: comment lines up to the closing rule.
+        command: str | None = None
+        phase: str | None = None
+        position += 1
+        while position < len(lines) and not _is_rule(lines[position]):
+            comment = lines[position].strip()
+            if not comment.startswith("#"):
+                break
+            comment = comment.lstrip("#").strip()
+            if comment.startswith("$ ") or comment == "$":
+                command = comment[1:].strip() or None
+            elif " :: " in comment and phase is None:
+                phase = comment.split(" :: ", 1)[0].strip() or None
+            position += 1
+        if position < len(lines) and _is_rule(lines[position]):
+            position += 1
+        start = position
+        while position < len(lines) and not _is_rule(lines[position]):
+            position += 1
+        sections.append(Section(command, phase, "\n".join(lines[start:position]), start + 1))
+    return sections
+
+
+def _dollar_sections(lines: list[str]) -> list[Section]:
+    sections: list[Section] = []
+    command: str | None = None
+    start = 0
+    for number, line in enumerate(lines):
+        if line.startswith("$ ") or line.strip() == "$":
+            if command is not None:
+                sections.append(Section(command, None, "\n".join(lines[start:number]), start + 1))
+            command = line[1:].strip()
+            start = number + 1
+    if command is not None:
+        sections.append(Section(command, None, "\n".join(lines[start:]), start + 1))
+    return sections
+
+
+def split_sections(text: str) -> list[Section]:
+    """The sections of a capture, in file order."""
+    lines = v.clean_text(text).split("\n")
+    if any(_is_rule(line) for line in lines):
+        sections = _hash_sections(lines)
+        if any(section.command for section in sections):
+            return sections
+    return _dollar_sections(lines)
+
+
+def _parse_version(text: str) -> NodeFacts:
+    """Driver and CUDA versions from `nvidia-smi --version`."""
+    tree = build_tree(text)
+    driver = cuda = None
+    for node in tree.children:
+        if node.label == "driver version":
+            driver = v.to_text(node.value)
+        elif node.label == "cuda version":
+            cuda = v.to_text(node.value)
+    if driver is None and cuda is None:
+        raise ParseError("not nvidia-smi --version output")
+    return new_node(driver_version=driver, cuda_version=cuda, sources=["nvidia-smi --version"])
+
+
+def parse_kind(kind: str, text: str, *, fields: Sequence[str] | None = None) -> NodeFacts:
+    """Facts from one output whose kind is known (see detect.KINDS)."""
+    if not text.strip():
+        raise ParseError("empty output")
+    match kind:
+        case "smi-xml":
+            return parse_smi_xml(text)
+        case "smi-text":
+            return parse_smi_text(text)
+        case "query-csv":
+            return parse_query_csv(text, fields=fields)
+        case "smi-list":
+            return parse_smi_list(text)
+        case "nvlink-status":
+            return parse_nvlink_status(text)
+        case "nvlink-errors":
+            return parse_nvlink_errors(text)
+        case "dcgm-json":
+            return parse_dcgm(text)
+        case "kernel-log":
+            return parse_kernel_log(text)
+        case "capture":
+            return parse_capture(text)
+        case "smi-version":
+            return _parse_version(text)
+        case "bundle":
+            raise ParseError("a probe bundle cannot be read as one output of another input")
+    raise ParseError(f"unknown input kind {kind!r}")
+
+
+def parse_capture(text: str) -> NodeFacts:
+    """One node's facts from a capture file (see the module docstring)."""
+    sections = split_sections(text)
+    if not sections:
+        raise ParseError("not a capture: no command sections")
+    documents: list[NodeFacts] = []
+    warnings: list[str] = []
+    for section in sections:
+        if section.command is None:
+            continue
+        found = command_kind(section.command)
+        if found is None:
+            continue
+        kind, fields = found
+        if kind == "capture":
+            continue
+        try:
+            document = parse_kind(kind, section.body, fields=fields)
+        except ParseError as exc:
+            warnings.append(f"{section.label} (line {section.line}): {exc}")
+            continue
+        document["sources"] = [section.label]
+        documents.append(document)
+    if not documents:
+        reason = f": {warnings[0]}" if warnings else ""
+        raise ParseError(f"capture holds no section the parsers read{reason}")
+    node = merge_nodes(documents)
+    node["warnings"] = _unique(node["warnings"] + warnings)
+    return node
+
+
+def parse_sections(
+    outputs: Iterable[tuple[str, str]],
+) -> tuple[list[NodeFacts], list[str]]:
+    """Parse (name or command, text) pairs: the documents read, and a warning per failure.
+
+    The kind comes from the command when it names one, else from the text.
+    """
+    documents: list[NodeFacts] = []
+    warnings: list[str] = []
+    for name, raw in outputs:
+        label = " ".join(name.split())[:200] or "output"
+        text = v.clean_text(raw)
+        if not text.strip():
+            warnings.append(f"{label}: empty output")
+            continue
+        try:
+            found = command_kind(name)
+            kind, fields = found if found is not None else (detect(text), None)
+            document = parse_kind(kind, text, fields=fields)
+        except ParseError as exc:
+            warnings.append(f"{label}: {exc}")
+            continue
+        if kind != "capture":
+            document["sources"] = [label]
+        documents.append(document)
+    return documents, warnings
+
+
+# --- merging -------------------------------------------------------------------------------
+
+
+def _unique(items: Iterable[Any]) -> list[Any]:
+    seen: set[str] = set()
+    kept: list[Any] = []
+    for item in items:
+        key = json.dumps(item, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
+def _identity(gpu: GpuFacts) -> tuple[str | None, tuple[int, int, int] | None, int | None]:
+    return v.usable_uuid(gpu["uuid"]), v.bus_key(gpu["pci_bus_id"]), gpu["index"]
+
+
+def _same_gpu(
+    a: tuple[str | None, tuple[int, int, int] | None, int | None],
+    b: tuple[str | None, tuple[int, int, int] | None, int | None],
+) -> bool:
+    """The first identity both documents know decides: UUID, then bus id, then index."""
+    for mine, theirs in zip(a, b, strict=True):
+        if mine is not None and theirs is not None:
+            return mine == theirs
+    return False
+
+
+def _merge_mig(old: list[MigDevice], new: list[MigDevice]) -> list[MigDevice]:
+    # Both lists are in MIG device index order (-q -x and -q by <index>, -L by "Device N"), so
+    # the same position is the same device: -L supplies profile and UUID, the XML the ids.
+    if not old:
+        return [dict(device) for device in new]  # type: ignore[misc]
+    if not new:
+        return old
+    if len(old) != len(new):
+        return [dict(device) for device in new]  # type: ignore[misc]
+    merged: list[MigDevice] = []
+    for mine, theirs in zip(old, new, strict=True):
+        device = dict(mine)
+        device.update({key: value for key, value in theirs.items() if value is not None})
+        merged.append(device)  # type: ignore[arg-type]
+    return merged
+
+
+def _copy_link(link: NvLink) -> NvLink:
+    return {**link, "errors": dict(link["errors"])}
+
+
+def _merge_links(old: list[NvLink], new: list[NvLink]) -> list[NvLink]:
+    links = {link["link"]: _copy_link(link) for link in old}
+    for link in new:
+        current = links.get(link["link"])
+        if current is None:
+            links[link["link"]] = _copy_link(link)
+            continue
+        current["errors"].update(link["errors"])
+        # A reading of counters only (nvlink -e) says nothing about the link being up.
+        if not (link["errors"] and link["speed_gbps"] is None):
+            current["active"] = link["active"]
+            current["speed_gbps"] = link["speed_gbps"]
+    return [links[number] for number in sorted(links)]
+
+
+def _merge_gpu(old: GpuFacts, new: GpuFacts) -> None:
+    target: dict[str, Any] = old  # type: ignore[assignment]
+    for key, value in new.items():
+        if key == "mig_devices":
+            old["mig_devices"] = _merge_mig(old["mig_devices"], new["mig_devices"])
+        elif key == "nvlink_links":
+            old["nvlink_links"] = _merge_links(old["nvlink_links"], new["nvlink_links"])
+        elif key == "clock_event_reasons":
+            old["clock_event_reasons"].update(new["clock_event_reasons"])
+        elif value is not None:
+            target[key] = value
+
+
+def _copy_gpu(gpu: GpuFacts) -> GpuFacts:
+    copy: GpuFacts = {**gpu}  # type: ignore[typeddict-item]
+    copy["mig_devices"] = [dict(device) for device in gpu["mig_devices"]]  # type: ignore[misc]
+    copy["nvlink_links"] = [_copy_link(link) for link in gpu["nvlink_links"]]
+    copy["clock_event_reasons"] = dict(gpu["clock_event_reasons"])
+    return copy
+
+
+def merge_nodes(docs: Sequence[NodeFacts]) -> NodeFacts:
+    """One node's facts from several documents read from it (see the module docstring).
+
+    GPUs are matched by UUID, else PCI bus id, else index (a masked all-zero UUID does not
+    count); sources, warnings, Xid events, DCGM results and benchmarks are concatenated
+    without duplicates. Xid events are then tied to GPU indexes by bus id or UUID.
+    """
+    node = new_node()
+    gpus: list[GpuFacts] = []
+    for doc in docs:
+        for key in ("host", "driver_version", "cuda_version"):
+            text = doc.get(key)
+            if isinstance(text, str):
+                node[key] = text  # type: ignore[literal-required]
+        if doc.get("expected_gpu_count") is not None:
+            node["expected_gpu_count"] = doc["expected_gpu_count"]
+        for gpu in doc.get("gpus", []):
+            identity = _identity(gpu)
+            match = next((old for old in gpus if _same_gpu(_identity(old), identity)), None)
+            if match is None:
+                gpus.append(_copy_gpu(gpu))
+            else:
+                _merge_gpu(match, gpu)
+        node["xid_events"] += [dict(event) for event in doc.get("xid_events", [])]  # type: ignore[misc]
+        node["dcgm"] += doc.get("dcgm", [])
+        node["benchmarks"] += doc.get("benchmarks", [])
+        node["sources"] += doc.get("sources", [])
+        node["warnings"] += doc.get("warnings", [])
+    if all(gpu["index"] is not None for gpu in gpus):
+        gpus.sort(key=lambda gpu: gpu["index"] or 0)
+    node["gpus"] = gpus
+    resolve_gpu_indexes(node["xid_events"], gpus)
+    node["xid_events"] = _unique(node["xid_events"])
+    node["dcgm"] = _unique(node["dcgm"])
+    node["benchmarks"] = _unique(node["benchmarks"])
+    node["sources"] = _unique(node["sources"])
+    node["warnings"] = _unique(node["warnings"])
+    return node

@@ -1,0 +1,119 @@
+"""`nvidia-smi nvlink -s` (status) and `nvidia-smi nvlink -e` (error counters).
+
+    GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)
+         Link 0: 26.562 GB/s
+         Link 1: <inactive>
+
+    GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)
+         Link 0: Replay Errors: 0
+         Link 0: Recovery Errors: 0
+         Link 0: CRC Errors: 0
+
+A link is active when the status names a speed; `<inactive>` and anything else (a status word
+this parser does not know) count as not active, since only a speed is evidence of a working
+link. A GPU without NVLink prints "Device does not have or support Nvlink" and gets no links.
+Error counters are keyed by their label in snake case ("replay_errors", "crc_errors"); newer
+drivers print more of them, some as a block under a bare "Link N:" line, and all are kept.
+"""
+
+import re
+
+from poc.probes.facts import GpuFacts, NodeFacts, NvLink, new_node
+
+from . import values as v
+from .smi_list import gpu_line
+from .values import ParseError
+
+STATUS_SOURCE = "nvidia-smi nvlink -s"
+ERRORS_SOURCE = "nvidia-smi nvlink -e"
+
+LINK_LINE = re.compile(r"\s*Link\s+(\d{1,3})\s*:\s*(.*)$")
+_SPEED = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*GB/s", re.IGNORECASE)
+# Link lines are short; longer text is not nvlink output and is not searched.
+_MAX_STATUS = 200
+_COUNTER = re.compile(r"\s*([A-Za-z][A-Za-z0-9 ()_/.-]{0,80}?)\s*:\s*(\S+)\s*$")
+
+
+def _blocks(text: str) -> list[tuple[GpuFacts, list[str]]]:
+    blocks: list[tuple[GpuFacts, list[str]]] = []
+    for line in text.split("\n"):
+        gpu = gpu_line(line)
+        if gpu is not None:
+            blocks.append((gpu, []))
+        elif blocks and line.strip():
+            blocks[-1][1].append(line)
+    return blocks
+
+
+def parse_nvlink_status(text: str) -> NodeFacts:
+    """Facts (per GPU: links, active or not, speed) from `nvidia-smi nvlink -s`."""
+    blocks = _blocks(text)
+    if not blocks:
+        raise ParseError('not nvidia-smi nvlink -s output: no "GPU N: ... (UUID: ...)" line')
+    gpus: list[GpuFacts] = []
+    for gpu, lines in blocks:
+        links: dict[int, NvLink] = {}
+        for line in lines:
+            match = LINK_LINE.match(line)
+            if match is None:
+                continue
+            rest = match.group(2)[:_MAX_STATUS]
+            speed_match = _SPEED.search(rest)
+            speed = v.to_float(speed_match.group(1)) if speed_match else None
+            number = int(match.group(1))
+            links[number] = {
+                "link": number,
+                "active": speed is not None and speed > 0,
+                "speed_gbps": speed,
+                "errors": {},
+            }
+        gpu["nvlink_links"] = [links[number] for number in sorted(links)]
+        gpus.append(gpu)
+    return new_node(gpus=gpus, sources=[STATUS_SOURCE])
+
+
+def _count(raw: str) -> int | None:
+    return v.to_int(raw.rstrip(","))
+
+
+def parse_nvlink_errors(text: str) -> NodeFacts:
+    """Facts (per GPU and link: error counters) from `nvidia-smi nvlink -e`.
+
+    Counters say nothing about whether a link is up, so the links read here are marked not
+    active (no evidence that they are); merged with `-s` output, the status decides (see
+    merge_nodes).
+    """
+    blocks = _blocks(text)
+    if not blocks:
+        raise ParseError('not nvidia-smi nvlink -e output: no "GPU N: ... (UUID: ...)" line')
+    gpus: list[GpuFacts] = []
+    for gpu, lines in blocks:
+        counters: dict[int, dict[str, int]] = {}
+        current: int | None = None
+        for line in lines:
+            match = LINK_LINE.match(line)
+            if match is not None:
+                current = int(match.group(1))
+                counters.setdefault(current, {})
+                rest = match.group(2)
+            elif current is not None:
+                rest = line
+            else:
+                continue
+            # "Replay Errors: 0", or several on one line: "Replay Errors: 0, CRC Errors: 3".
+            for part in rest.split(","):
+                if len(part) > _MAX_STATUS or ":" not in part:
+                    continue
+                counter = _COUNTER.match(part)
+                if counter is None:
+                    continue
+                count = _count(counter.group(2))
+                if count is not None and current is not None:
+                    counters[current][v.snake(counter.group(1))] = count
+        gpu["nvlink_links"] = [
+            {"link": number, "active": False, "speed_gbps": None, "errors": counters[number]}
+            for number in sorted(counters)
+            if counters[number]
+        ]
+        gpus.append(gpu)
+    return new_node(gpus=gpus, sources=[ERRORS_SOURCE])

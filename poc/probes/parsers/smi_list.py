@@ -1,0 +1,79 @@
+"""`nvidia-smi -L`: one line per GPU, then one indented line per MIG device.
+
+    GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5d5ba0d6-...)
+      MIG 3g.40gb     Device  0: (UUID: MIG-c6d4f1ef-...)
+      MIG 1c.3g.40gb  Device  1: (UUID: MIG-GPU-5d5ba0d6-.../2/1)
+
+This is the one output that names each MIG device's GPU instance profile. A compute-instance
+profile ("1c.3g.40gb": one compute slice of a 3g.40gb instance) is reduced to its GPU instance
+profile. Drivers of the R450 series wrote the GPU and compute instance ids into the MIG UUID
+(".../2/1"); they are read from there when present.
+"""
+
+import re
+
+from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, new_gpu, new_node
+
+from . import values as v
+from .values import ParseError
+
+SOURCE = "nvidia-smi -L"
+
+_GPU_START = re.compile(r"\s*GPU\s+(\d{1,4}):\s")
+_UUID = re.compile(r"\(UUID:\s*([^()\s]+)\s*\)")
+_MIG_LINE = re.compile(r"\s*MIG\s+(\S+)\s+Device\s+(\d{1,4}):\s*\(UUID:\s*([^()\s]+)\s*\)")
+_COMPUTE_PREFIX = re.compile(r"\d+c\.(?=\d+g\.)")
+_LEGACY_IDS = re.compile(r"/(\d{1,4})/(\d{1,4})$")
+
+
+def gpu_line(line: str) -> GpuFacts | None:
+    """The GPU a "GPU 0: NAME (UUID: GPU-...)" line names, or None if the line is not one.
+
+    nvlink -s and -e open each GPU's block with the same line.
+    """
+    start = _GPU_START.match(line)
+    if start is None:
+        return None
+    uuid = _UUID.search(line, start.end())
+    if uuid is None:
+        return None
+    return new_gpu(
+        index=int(start.group(1)),
+        name=v.to_text(line[start.end() : uuid.start()]),
+        uuid=v.to_text(uuid.group(1)),
+    )
+
+
+def _mig(match: re.Match[str]) -> tuple[int, MigDevice]:
+    profile = _COMPUTE_PREFIX.sub("", match.group(1))
+    uuid = match.group(3)
+    legacy = _LEGACY_IDS.search(uuid)
+    return int(match.group(2)), {
+        "gpu_instance_id": int(legacy.group(1)) if legacy else None,
+        "compute_instance_id": int(legacy.group(2)) if legacy else None,
+        "profile": profile,
+        "profile_id": None,
+        "memory_total_mib": None,
+        "uuid": uuid,
+    }
+
+
+def parse_smi_list(text: str) -> NodeFacts:
+    """Facts (index, name, UUID, MIG devices) from `nvidia-smi -L`."""
+    gpus: list[GpuFacts] = []
+    migs: list[list[tuple[int, MigDevice]]] = []
+    for line in text.split("\n"):
+        gpu = gpu_line(line)
+        if gpu is not None:
+            gpus.append(gpu)
+            migs.append([])
+            continue
+        match = _MIG_LINE.match(line)
+        if match is not None and gpus:
+            migs[-1].append(_mig(match))
+    if not gpus:
+        first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+        raise ParseError(f"not nvidia-smi -L output: {first[:120]}")
+    for gpu, devices in zip(gpus, migs, strict=True):
+        gpu["mig_devices"] = [device for _, device in sorted(devices, key=lambda d: d[0])]
+    return new_node(gpus=gpus, sources=[SOURCE])

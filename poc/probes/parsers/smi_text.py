@@ -1,0 +1,254 @@
+"""`nvidia-smi -q`: indentation-structured "Label : value" lines, one block per GPU.
+
+    ==============NVSMI LOG==============
+    Driver Version                            : 580.159.04
+    GPU 00000000:00:06.0
+        Product Name                          : NVIDIA H200
+        MIG Mode
+            Current                           : Disabled
+
+The lines are read into a tree by indentation (any width, tabs allowed), so a label is found
+by its place ("PCI" > "GPU Link Info" > "PCIe Generation" > "Max") however wide the label
+column is. A line may hold a value and still have children ("HW Slowdown : Not Active" with
+"HW Thermal Slowdown" under it). Labels repeat ("MIG Device", "Process ID"), so children are
+kept in order as a list. Like -q -x, the output carries no GPU index: a GPU's index is its
+position.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, new_gpu, new_node
+
+from . import values as v
+from .values import ParseError
+
+SOURCE = "nvidia-smi -q"
+
+_GPU_HEADER = re.compile(r"GPU\s+([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
+_BANNER = "NVSMI LOG"
+
+
+@dataclass
+class Node:
+    """One line of the tree: its label (lower-case, single spaces), value and children."""
+
+    label: str
+    value: str | None = None
+    children: list["Node"] = field(default_factory=list)
+
+    def get(self, *labels: str) -> "Node | None":
+        """The first child with this label, then its first child with the next, and so on."""
+        node: Node | None = self
+        for label in labels:
+            if node is None:
+                return None
+            node = next((child for child in node.children if child.label == label), None)
+        return node
+
+    def value_of(self, *labels: str) -> str | None:
+        node = self.get(*labels)
+        return None if node is None else node.value
+
+    def first(self, *paths: tuple[str, ...]) -> str | None:
+        """The first of several label paths that holds a known value (renamed labels)."""
+        for path in paths:
+            value = self.value_of(*path)
+            if v.known(value) is not None:
+                return value
+        return None
+
+
+def _label(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _split(line: str) -> tuple[str, str] | None:
+    """(label, value) at the first colon followed by a blank or the end of the line.
+
+    A colon inside a word does not split: "GPU 00000000:00:06.0" is a block header.
+    """
+    start = 0
+    while True:
+        colon = line.find(":", start)
+        if colon < 0:
+            return None
+        if colon + 1 == len(line) or line[colon + 1] in " \t":
+            return line[:colon].strip(), line[colon + 1 :].strip()
+        start = colon + 1
+
+
+def build_tree(text: str) -> Node:
+    """The lines of `text` as a tree by indentation."""
+    root = Node(label="", children=[])
+    stack: list[tuple[int, Node]] = [(-1, root)]
+    for raw in text.split("\n"):
+        line = raw.expandtabs(4)
+        stripped = line.strip()
+        if not stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        pair = _split(stripped)
+        if pair is None or not pair[0]:
+            node = Node(label=_label(stripped))
+        else:
+            node = Node(label=_label(pair[0]), value=pair[1])
+        while stack[-1][0] >= indent:
+            stack.pop()
+        stack[-1][1].children.append(node)
+        stack.append((indent, node))
+    return root
+
+
+def _flatten_reasons(block: Node | None) -> dict[str, bool]:
+    reasons: dict[str, bool] = {}
+    pending = [] if block is None else list(block.children)
+    while pending:
+        node = pending.pop()
+        pending.extend(node.children)
+        name = v.reason_name(node.label)
+        state = v.to_bool(node.value)
+        if name is not None and state is not None:
+            reasons[name] = state
+    return reasons
+
+
+def _counters(block: Node | None) -> dict[str, str | None]:
+    counters: dict[str, str | None] = {}
+    if block is None:
+        return counters
+    for child in block.children:
+        if child.children:
+            for grandchild in child.children:
+                counters[f"{v.snake(child.label)}/{v.snake(grandchild.label)}"] = grandchild.value
+        else:
+            counters[v.snake(child.label)] = child.value
+    return counters
+
+
+def _mig_devices(gpu: Node) -> list[MigDevice]:
+    blocks = [child for child in gpu.children if child.label == "mig device"]
+    container = gpu.get("mig devices")
+    if container is not None:
+        blocks += [child for child in container.children if child.label == "mig device"]
+    devices: list[tuple[int, MigDevice]] = []
+    for position, block in enumerate(blocks):
+        index = v.to_int(block.value_of("index"))
+        memory = block.first(("fb memory usage", "total"), ("shared fb memory usage", "total"))
+        devices.append(
+            (
+                position if index is None else index,
+                {
+                    "gpu_instance_id": v.to_int(block.value_of("gpu instance id")),
+                    "compute_instance_id": v.to_int(block.value_of("compute instance id")),
+                    "profile": None,
+                    "profile_id": None,
+                    "memory_total_mib": v.to_mib(memory),
+                    "uuid": v.to_text(block.first(("uuid",), ("mig uuid",))),
+                },
+            )
+        )
+    devices.sort(key=lambda pair: pair[0])
+    return [device for _, device in devices]
+
+
+def _section(block: Node, *labels: str) -> Node:
+    """The first of several alternative sections (renamed labels), or an empty one."""
+    for label in labels:
+        found = block.get(label)
+        if found is not None:
+            return found
+    return Node(label="")
+
+
+def _gpu(block: Node, bus: str, position: int) -> GpuFacts:
+    link = _section(_section(block, "pci"), "gpu link info")
+    generation = _section(link, "pcie generation")
+    widths = _section(link, "link width")
+    power = _section(block, "gpu power readings", "power readings")
+    ecc = _section(block, "ecc errors")
+    volatile = v.ecc_totals(_counters(ecc.get("volatile")))
+    aggregate = v.ecc_totals(_counters(ecc.get("aggregate")))
+    retired = _section(block, "retired pages")
+    remapped = _section(block, "remapped rows")
+    reasons = _section(block, "clocks event reasons", "clocks throttle reasons")
+    return new_gpu(
+        index=position,
+        name=v.to_text(block.value_of("product name")),
+        pci_device_id=v.pci_device_id(block.value_of("pci", "device id")),
+        pci_bus_id=v.bus_id(block.value_of("pci", "bus id")) or v.bus_id(bus),
+        uuid=v.to_text(block.value_of("gpu uuid")),
+        serial=v.to_text(block.value_of("serial number")),
+        memory_total_mib=v.to_mib(block.value_of("fb memory usage", "total")),
+        memory_used_mib=v.to_mib(block.value_of("fb memory usage", "used")),
+        persistence_mode=v.to_bool(block.value_of("persistence mode")),
+        mig_mode_current=v.to_bool(block.value_of("mig mode", "current")),
+        mig_mode_pending=v.to_bool(block.value_of("mig mode", "pending")),
+        mig_devices=_mig_devices(block),
+        ecc_mode_current=v.to_bool(block.value_of("ecc mode", "current")),
+        ecc_mode_pending=v.to_bool(block.value_of("ecc mode", "pending")),
+        ecc_volatile_corrected=volatile[0],
+        ecc_volatile_uncorrected=volatile[1],
+        ecc_aggregate_corrected=aggregate[0],
+        ecc_aggregate_uncorrected=aggregate[1],
+        remapped_rows_correctable=v.to_int(remapped.value_of("correctable error")),
+        remapped_rows_uncorrectable=v.to_int(remapped.value_of("uncorrectable error")),
+        remapped_rows_pending=v.to_bool(remapped.value_of("pending")),
+        remapped_rows_failure=v.to_bool(remapped.value_of("remapping failure occurred")),
+        retired_pages_single_bit=v.to_int(retired.value_of("single bit ecc")),
+        retired_pages_double_bit=v.to_int(retired.value_of("double bit ecc")),
+        retired_pages_pending=v.to_bool(
+            retired.first(("pending page retirement",), ("pending page blacklist",), ("pending",))
+        ),
+        pcie_gen_current=v.to_pcie_gen(generation.first(("current",), ("device current",))),
+        # "Max" is what GPU and host negotiate; "Device Max" is the GPU's own maximum.
+        pcie_gen_max=v.to_pcie_gen(generation.first(("device max",), ("max",))),
+        pcie_width_current=v.to_link_width(widths.value_of("current")),
+        pcie_width_max=v.to_link_width(widths.value_of("max")),
+        power_draw_w=v.to_watts(
+            power.first(("power draw",), ("average power draw",), ("instantaneous power draw",))
+        ),
+        power_limit_w=v.to_watts(
+            power.first(
+                ("current power limit",),
+                ("enforced power limit",),
+                ("power limit",),
+                ("requested power limit",),
+            )
+        ),
+        temperature_c=v.to_celsius(block.value_of("temperature", "gpu current temp")),
+        sm_clock_mhz=v.to_mhz(block.value_of("clocks", "sm")),
+        sm_clock_max_mhz=v.to_mhz(block.value_of("max clocks", "sm")),
+        utilization_gpu_pct=v.to_percent(block.value_of("utilization", "gpu")),
+        clock_event_reasons=_flatten_reasons(reasons),
+        fabric_state=v.to_text(block.value_of("fabric", "state")),
+        fabric_status=v.to_text(block.value_of("fabric", "status")),
+    )
+
+
+def parse_smi_text(text: str) -> NodeFacts:
+    """Facts from `nvidia-smi -q` output; ParseError when the text is not that output."""
+    tree = build_tree(text)
+    gpus: list[GpuFacts] = []
+    driver: str | None = None
+    cuda: str | None = None
+    recognised = False
+    # GPU blocks sit at the top level, but a pasted or indented copy may wrap them one level
+    # down (under the banner line, say): look at the top level and one below.
+    candidates = list(tree.children)
+    for node in tree.children:
+        candidates.extend(node.children)
+    for node in candidates:
+        header = _GPU_HEADER.match(node.label.upper())
+        if header is not None and node.value is None and node.children:
+            gpus.append(_gpu(node, header.group(1), len(gpus)))
+        elif node.label == "driver version" and driver is None:
+            driver = v.to_text(node.value)
+            recognised = True
+        elif node.label == "cuda version" and cuda is None:
+            cuda = v.to_text(node.value)
+        elif _BANNER.lower() in node.label:
+            recognised = True
+    if not gpus and not recognised:
+        raise ParseError("not nvidia-smi -q output: no GPU block and no driver version")
+    return new_node(driver_version=driver, cuda_version=cuda, gpus=gpus, sources=[SOURCE])

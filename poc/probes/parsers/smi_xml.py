@@ -1,0 +1,244 @@
+"""`nvidia-smi -q -x`: the XML document, one <gpu> element per GPU.
+
+Parsed with defusedxml only. The document type line nvidia-smi writes
+(`<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v13.dtd">`) is accepted and never fetched;
+entity declarations (the way into billion-laughs and external-entity attacks) are refused
+before anything is expanded.
+
+The XML carries no GPU index. nvidia-smi lists GPUs in index order, so a GPU's index is its
+position in the document. `minor_number` is not used: it is the /dev/nvidiaN number, which
+need not match nvidia-smi's index.
+"""
+
+import xml.etree.ElementTree as ElementTree
+from xml.etree.ElementTree import Element
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import DefusedXMLParser
+
+from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, new_gpu, new_node
+
+from . import values as v
+from .values import ParseError
+
+SOURCE = "nvidia-smi -q -x"
+
+# Blocks that hold no fact we read but most of the bytes (supported_clocks alone is about half
+# of a GPU's element). They are cut out of the text before parsing: parsing is what costs.
+_SKIPPED_BLOCKS = ("supported_clocks", "processes", "accounted_processes")
+
+
+def _without_blocks(text: str) -> str:
+    for tag in _SKIPPED_BLOCKS:
+        opening, closing = f"<{tag}>", f"</{tag}>"
+        if opening not in text:
+            continue
+        parts: list[str] = []
+        position = 0
+        while True:
+            start = text.find(opening, position)
+            end = text.find(closing, start) if start >= 0 else -1
+            if end < 0:
+                parts.append(text[position:])
+                break
+            parts.append(text[position:start])
+            position = end + len(closing)
+        text = "".join(parts)
+    return text
+
+
+def _parse_tree(text: str) -> Element:
+    builder = ElementTree.TreeBuilder()
+    parser = DefusedXMLParser(
+        target=builder, forbid_dtd=False, forbid_entities=True, forbid_external=True
+    )
+    expat = getattr(parser, "parser", None)
+    if expat is not None:
+        # defusedxml's parser routes every element through Python-level callbacks; pointing
+        # expat straight at the C tree builder makes parsing several times faster. defusedxml's
+        # own guards (entity, external reference and DTD handlers) stay on the same expat
+        # parser, untouched.
+        expat.ordered_attributes = 0
+        expat.StartElementHandler = builder.start
+        expat.EndElementHandler = builder.end
+        expat.CharacterDataHandler = builder.data
+    try:
+        parser.feed(text)
+        root: Element = parser.close()
+    except DefusedXmlException as exc:
+        raise ParseError(f"refused XML: {type(exc).__name__} (entity declarations)") from None
+    except ElementTree.ParseError as exc:
+        raise ParseError(f"not well-formed XML: {exc}") from None
+    except (ValueError, UnicodeError, OverflowError) as exc:
+        raise ParseError(f"unreadable XML: {exc}") from None
+    return root
+
+
+def _text(element: Element | None, *path: str) -> str | None:
+    for tag in path:
+        if element is None:
+            return None
+        element = element.find(tag)
+    if element is None:
+        return None
+    return element.text
+
+
+def _first(element: Element | None, *paths: tuple[str, ...]) -> str | None:
+    """The first of several paths that holds a known value (renamed tags across drivers)."""
+    for path in paths:
+        value = _text(element, *path)
+        if v.known(value) is not None:
+            return value
+    return None
+
+
+def _child(element: Element | None, *tags: str) -> Element | None:
+    if element is None:
+        return None
+    for tag in tags:
+        found = element.find(tag)
+        if found is not None:
+            return found
+    return None
+
+
+def _counters(element: Element | None) -> dict[str, str | None]:
+    counters: dict[str, str | None] = {}
+    if element is None:
+        return counters
+    for child in element:
+        if len(child):
+            for grandchild in child:
+                counters[f"{v.snake(child.tag)}/{v.snake(grandchild.tag)}"] = grandchild.text
+        else:
+            counters[v.snake(child.tag)] = child.text
+    return counters
+
+
+def _reasons(gpu: Element) -> dict[str, bool]:
+    block = _child(gpu, "clocks_event_reasons", "clocks_throttle_reasons")
+    reasons: dict[str, bool] = {}
+    if block is None:
+        return reasons
+    for child in block:
+        name = v.reason_name(child.tag)
+        state = v.to_bool(child.text)
+        if name is not None and state is not None:
+            reasons[name] = state
+    return reasons
+
+
+def _mig_devices(gpu: Element) -> list[MigDevice]:
+    block = gpu.find("mig_devices")
+    if block is None:
+        return []
+    devices: list[tuple[int, MigDevice]] = []
+    for position, element in enumerate(block.iter("mig_device")):
+        memory = None
+        for child in element:
+            if child.tag.endswith("fb_memory_usage"):
+                memory = v.to_mib(_text(child, "total"))
+                break
+        index = v.to_int(_text(element, "index"))
+        devices.append(
+            (
+                position if index is None else index,
+                {
+                    "gpu_instance_id": v.to_int(_text(element, "gpu_instance_id")),
+                    "compute_instance_id": v.to_int(_text(element, "compute_instance_id")),
+                    # The XML names no profile: it comes from `nvidia-smi -L` (see merge_nodes).
+                    "profile": None,
+                    "profile_id": None,
+                    "memory_total_mib": memory,
+                    "uuid": v.to_text(_text(element, "uuid")),
+                },
+            )
+        )
+    devices.sort(key=lambda pair: pair[0])
+    return [device for _, device in devices]
+
+
+def _gpu(element: Element, position: int) -> GpuFacts:
+    pci = element.find("pci")
+    link = _child(pci, "pci_gpu_link_info")
+    generation = _child(link, "pcie_gen")
+    widths = _child(link, "link_widths")
+    power = _child(element, "gpu_power_readings", "power_readings")
+    ecc = element.find("ecc_errors")
+    volatile_corrected, volatile_uncorrected = v.ecc_totals(_counters(_child(ecc, "volatile")))
+    aggregate_corrected, aggregate_uncorrected = v.ecc_totals(_counters(_child(ecc, "aggregate")))
+    retired = element.find("retired_pages")
+    remapped = element.find("remapped_rows")
+    return new_gpu(
+        index=position,
+        name=v.to_text(_text(element, "product_name")),
+        pci_device_id=v.pci_device_id(_text(pci, "pci_device_id")),
+        pci_bus_id=v.bus_id(_text(pci, "pci_bus_id")) or v.bus_id(element.get("id")),
+        uuid=v.to_text(_text(element, "uuid")),
+        serial=v.to_text(_text(element, "serial")),
+        memory_total_mib=v.to_mib(_text(element, "fb_memory_usage", "total")),
+        memory_used_mib=v.to_mib(_text(element, "fb_memory_usage", "used")),
+        persistence_mode=v.to_bool(_text(element, "persistence_mode")),
+        mig_mode_current=v.to_bool(_text(element, "mig_mode", "current_mig")),
+        mig_mode_pending=v.to_bool(_text(element, "mig_mode", "pending_mig")),
+        mig_devices=_mig_devices(element),
+        ecc_mode_current=v.to_bool(_text(element, "ecc_mode", "current_ecc")),
+        ecc_mode_pending=v.to_bool(_text(element, "ecc_mode", "pending_ecc")),
+        ecc_volatile_corrected=volatile_corrected,
+        ecc_volatile_uncorrected=volatile_uncorrected,
+        ecc_aggregate_corrected=aggregate_corrected,
+        ecc_aggregate_uncorrected=aggregate_uncorrected,
+        remapped_rows_correctable=v.to_int(_text(remapped, "remapped_row_corr")),
+        remapped_rows_uncorrectable=v.to_int(_text(remapped, "remapped_row_unc")),
+        remapped_rows_pending=v.to_bool(_text(remapped, "remapped_row_pending")),
+        remapped_rows_failure=v.to_bool(_text(remapped, "remapped_row_failure")),
+        retired_pages_single_bit=v.to_int(
+            _text(retired, "multiple_single_bit_retirement", "retired_count")
+        ),
+        retired_pages_double_bit=v.to_int(_text(retired, "double_bit_retirement", "retired_count")),
+        retired_pages_pending=v.to_bool(
+            _first(retired, ("pending_retirement",), ("pending_blacklist",))
+        ),
+        pcie_gen_current=v.to_pcie_gen(
+            _first(generation, ("current_link_gen",), ("device_current_link_gen",))
+        ),
+        # max_link_gen is what GPU and host negotiate; max_device_link_gen is the GPU's own.
+        pcie_gen_max=v.to_pcie_gen(_first(generation, ("max_device_link_gen",), ("max_link_gen",))),
+        pcie_width_current=v.to_link_width(_text(widths, "current_link_width")),
+        pcie_width_max=v.to_link_width(_text(widths, "max_link_width")),
+        power_draw_w=v.to_watts(
+            _first(power, ("power_draw",), ("average_power_draw",), ("instant_power_draw",))
+        ),
+        power_limit_w=v.to_watts(
+            _first(
+                power,
+                ("current_power_limit",),
+                ("enforced_power_limit",),
+                ("power_limit",),
+                ("requested_power_limit",),
+            )
+        ),
+        temperature_c=v.to_celsius(_text(element, "temperature", "gpu_temp")),
+        sm_clock_mhz=v.to_mhz(_text(element, "clocks", "sm_clock")),
+        sm_clock_max_mhz=v.to_mhz(_text(element, "max_clocks", "sm_clock")),
+        utilization_gpu_pct=v.to_percent(_text(element, "utilization", "gpu_util")),
+        clock_event_reasons=_reasons(element),
+        fabric_state=v.to_text(_text(element, "fabric", "state")),
+        fabric_status=v.to_text(_text(element, "fabric", "status")),
+    )
+
+
+def parse_smi_xml(text: str) -> NodeFacts:
+    """Facts from `nvidia-smi -q -x` output; ParseError for anything else or refused XML."""
+    if "<" not in text:
+        raise ParseError("not nvidia-smi XML: no XML element")
+    root = _parse_tree(_without_blocks(text))
+    if root.tag != "nvidia_smi_log":
+        raise ParseError(f"not nvidia-smi output: XML root element is <{root.tag[:40]}>")
+    return new_node(
+        driver_version=v.to_text(_text(root, "driver_version")),
+        cuda_version=v.to_text(_text(root, "cuda_version")),
+        gpus=[_gpu(element, position) for position, element in enumerate(root.findall("gpu"))],
+        sources=[SOURCE],
+    )

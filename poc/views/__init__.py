@@ -1,0 +1,1 @@
+"""Browser pages of the PoC app: results (matrix, cells, comparison, CI) and GPU probes."""
