@@ -646,3 +646,23 @@ def test_the_fake_nvidia_smi_answers_like_the_real_one(node: SimpleNamespace) ->
     assert bogus.returncode == 2 and "Invalid combination of input arguments" in bogus.stdout
     failed = smi("-L", FAKE_NVIDIA_SMI_FAIL="1")
     assert failed.returncode == 9 and failed.stdout.startswith("NVIDIA-SMI has failed")
+
+
+def test_pip_install_gives_a_workbench_probe_command(node: SimpleNamespace) -> None:
+    """`pip install .` declares the agent as a console script; the installed command (the
+    editable install of this checkout) collects a node like the single file does."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "workbench-probe"]
+    assert script.value == "poc.probes.agent:main"
+    command = Path(sys.executable).parent / "workbench-probe"
+    out = node.tmp / "bundle.json"
+    done = subprocess.run(
+        [str(command), "--output", str(out)],
+        env={**node.env, "PYTHONPATH": f"{node.env['PYTHONPATH']}:{REPO}"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert by_name(json.loads(out.read_text()))["nvidia-smi -q -x"]["exit_code"] == 0
