@@ -7,4 +7,5 @@ class PocConfig(AppConfig):
     verbose_name = _("Proof of concept")
 
     def ready(self) -> None:
+        from poc import checks  # noqa: F401 - registers the credentials key check
         from poc.api import schema  # noqa: F401 - registers the OpenAPI auth extension

@@ -7,7 +7,7 @@ from django.forms.utils import ErrorDict
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import OWNER_TEAMS, Dimension, Scenario
-from poc.models import Outcome, Party, TokenScope
+from poc.models import ClusterKind, Outcome, Party, TokenScope
 
 
 class ResultForm(forms.Form):
@@ -202,3 +202,114 @@ class ProbeBindingForm(forms.Form):
         if not isinstance(value, dict):
             raise forms.ValidationError(_("The parameters must be a JSON object, e.g. {}."))
         return value
+
+
+# --- clusters ----------------------------------------------------------------------------
+
+
+class ClusterForm(forms.Form):
+    """A cluster as people register it. Secret fields are write-only: they are never filled
+    in from what is stored, and left empty they keep it."""
+
+    name = forms.CharField(label=_("Name"), max_length=100)
+    candidate = forms.ChoiceField(label=_("Candidate"))
+    kind = forms.ChoiceField(label=_("Kind"), choices=ClusterKind.choices)
+    hosts = forms.CharField(
+        label=_("Nodes (SSH)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "mono"}),
+        help_text=_("One per line: host, host:port or [IPv6]:port."),
+    )
+    ssh_user = forms.CharField(label=_("SSH user"), max_length=64, required=False)
+    ssh_port = forms.IntegerField(label=_("SSH port"), min_value=1, max_value=65535, initial=22)
+    api_url = forms.CharField(
+        label=_("API URL"),
+        max_length=500,
+        required=False,
+        help_text=_("Kubernetes API server or slurmrestd, e.g. https://10.0.0.5:6443."),
+    )
+    slurm_user = forms.CharField(label=_("Slurm user"), max_length=64, required=False)
+    expected_gpus_per_node = forms.IntegerField(
+        label=_("GPUs each node should have"), min_value=1, max_value=1024, required=False
+    )
+    schedule_minutes = forms.IntegerField(
+        label=_("Probe every (minutes)"),
+        min_value=5,
+        max_value=7 * 24 * 60,
+        required=False,
+        help_text=_("Leave empty to probe only when asked."),
+    )
+    controlled_failures = forms.BooleanField(
+        label=_("Run controlled failures (creates objects on the cluster)"), required=False
+    )
+    failure_namespace = forms.CharField(
+        label=_("Namespace for controlled failures"), max_length=63, required=False
+    )
+    ssh_private_key = forms.CharField(
+        label=_("SSH private key"),
+        required=False,
+        strip=False,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "spellcheck": "false", "class": "mono", "autocomplete": "off"}
+        ),
+    )
+    ssh_key_passphrase = forms.CharField(
+        label=_("Key passphrase"), required=False, strip=False, widget=forms.PasswordInput
+    )
+    ssh_password = forms.CharField(
+        label=_("SSH password"), required=False, strip=False, widget=forms.PasswordInput
+    )
+    kubeconfig = forms.CharField(
+        label=_("kubeconfig"),
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 4, "spellcheck": "false", "class": "mono", "autocomplete": "off"}
+        ),
+        help_text=_("Token or client certificate only: exec plugins and file paths are refused."),
+    )
+    bearer_token = forms.CharField(
+        label=_("Bearer token"), required=False, widget=forms.PasswordInput
+    )
+    ca_pem = forms.CharField(
+        label=_("CA certificate (PEM)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "mono"}),
+    )
+    jwt = forms.CharField(label=_("Slurm JWT"), required=False, widget=forms.PasswordInput)
+    clear_secrets = forms.MultipleChoiceField(
+        label=_("Remove stored secrets"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    SECRET_NAMES = (
+        "ssh_private_key",
+        "ssh_key_passphrase",
+        "ssh_password",
+        "kubeconfig",
+        "bearer_token",
+        "ca_pem",
+        "jwt",
+    )
+
+    def __init__(
+        self,
+        *args: object,
+        candidates: list[tuple[str, str]],
+        stored: dict[str, str] | None = None,
+        **kwargs: object,
+    ):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["candidate"].choices = candidates  # type: ignore[attr-defined]
+        stored = stored or {}
+        self.fields["clear_secrets"].choices = [  # type: ignore[attr-defined]
+            (name, f"{self.fields[name].label}: {summary}")
+            for name, summary in stored.items()
+            if name in self.fields
+        ]
+        for name, summary in stored.items():
+            if name in self.fields:
+                self.fields[name].help_text = _("Stored: %(summary)s. Leave empty to keep it.") % {
+                    "summary": summary
+                }
+
+    def secrets(self) -> dict[str, str]:
+        return {name: self.cleaned_data.get(name) or "" for name in self.SECRET_NAMES}

@@ -4,12 +4,13 @@ Every page here runs a fixed number of queries whatever the size of the project.
 """
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import Prefetch
+from django.db.models import OuterRef, Prefetch, Subquery
 from django.http import Http404
 
 from evaluations.models import (
@@ -24,6 +25,7 @@ from evaluations.models import (
 from poc.models import (
     ApiToken,
     Boundary,
+    Cluster,
     Evidence,
     Outcome,
     ProbeBinding,
@@ -446,10 +448,16 @@ def probe_runs_for_project(
     return list(queryset.order_by("-created_at", "-pk")[:limit])
 
 
+# Runs whose nodes are evidence: finished, with every node read or some.
+EVIDENCE_STATUSES = ("done", "partial")
+
+
 def latest_probe_runs(project: Project, candidates: list[Candidate]) -> dict[int, ProbeRun]:
     """The newest finished probe run of each candidate, with its nodes (two queries)."""
     latest = (
-        ProbeRun.objects.filter(project=project, candidate__in=candidates, status="done")
+        ProbeRun.objects.filter(
+            project=project, candidate__in=candidates, status__in=EVIDENCE_STATUSES
+        )
         .order_by("candidate_id", "-created_at", "-pk")
         .distinct("candidate_id")
         if connection.vendor == "postgresql"
@@ -462,7 +470,9 @@ def latest_probe_runs(project: Project, candidates: list[Candidate]) -> dict[int
             pk
             for c in candidates
             if (
-                pk := ProbeRun.objects.filter(project=project, candidate=c, status="done")
+                pk := ProbeRun.objects.filter(
+                    project=project, candidate=c, status__in=EVIDENCE_STATUSES
+                )
                 .order_by("-created_at", "-pk")
                 .values_list("pk", flat=True)
                 .first()
@@ -475,7 +485,9 @@ def latest_probe_runs(project: Project, candidates: list[Candidate]) -> dict[int
 def probe_run_for_project(project: Project, run_id: int) -> ProbeRun:
     run = (
         ProbeRun.objects.filter(project=project, pk=run_id)
-        .select_related("project", "candidate", "candidate__solution", "created_by", "token", "run")
+        .select_related(
+            "project", "candidate", "candidate__solution", "created_by", "token", "run", "cluster"
+        )
         .prefetch_related("nodes", "outputs")
         .first()
     )
@@ -511,4 +523,41 @@ def probe_results_for_run(run: ProbeRun) -> list[Result]:
         Result.objects.filter(candidate_id=run.candidate_id, run_id=run.run_id, source="probe")
         .select_related("action")
         .order_by("action__position", "action__pk")
+    )
+
+
+# --- clusters -----------------------------------------------------------------------------
+
+
+def clusters_for_project(project: Project) -> Sequence[Cluster]:
+    """The project's clusters, each with its newest run as `latest_run` (two queries)."""
+    newest = ProbeRun.objects.filter(cluster=OuterRef("pk")).order_by("-created_at", "-pk")
+    clusters = list(
+        Cluster.objects.filter(project=project)
+        .select_related("candidate", "candidate__solution")
+        .annotate(latest_run_id=Subquery(newest.values("pk")[:1]))
+    )
+    ids = [c.latest_run_id for c in clusters if c.latest_run_id]  # type: ignore[attr-defined]
+    runs = ProbeRun.objects.in_bulk(ids) if ids else {}
+    for cluster in clusters:
+        cluster.latest_run = runs.get(cluster.latest_run_id)  # type: ignore[attr-defined]
+    return clusters
+
+
+def cluster_for_project(project: Project, cluster_id: int) -> Cluster:
+    cluster = (
+        Cluster.objects.filter(project=project, pk=cluster_id)
+        .select_related("project", "candidate", "candidate__solution")
+        .first()
+    )
+    if cluster is None:
+        raise Http404
+    return cluster
+
+
+def cluster_runs(cluster: Cluster, *, limit: int = 20) -> list[ProbeRun]:
+    return list(
+        ProbeRun.objects.filter(cluster=cluster)
+        .select_related("created_by")
+        .order_by("-created_at", "-pk")[:limit]
     )

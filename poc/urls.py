@@ -1,6 +1,6 @@
 from django.urls import path
 
-from poc.views import probes
+from poc.views import clusters, probes
 from poc.views import results as views
 
 app_name = "poc"
@@ -42,6 +42,19 @@ urlpatterns = [
         name="probe_check_edit",
     ),
     path("<slug:slug>/probes/<int:run_id>/", probes.probe_run, name="probe_run"),
+    path("<slug:slug>/probes/<int:run_id>/cancel/", clusters.probe_run_cancel, name="probe_cancel"),
+    path("<slug:slug>/clusters/", clusters.clusters, name="clusters"),
+    path("<slug:slug>/clusters/new/", clusters.cluster_edit, name="cluster_new"),
+    path("<slug:slug>/clusters/<int:cluster_id>/", clusters.cluster, name="cluster"),
+    path("<slug:slug>/clusters/<int:cluster_id>/edit/", clusters.cluster_edit, name="cluster_edit"),
+    path("<slug:slug>/clusters/<int:cluster_id>/test/", clusters.cluster_test, name="cluster_test"),
+    path("<slug:slug>/clusters/<int:cluster_id>/pin/", clusters.cluster_pin, name="cluster_pin"),
+    path("<slug:slug>/clusters/<int:cluster_id>/run/", clusters.cluster_run, name="cluster_run"),
+    path(
+        "<slug:slug>/clusters/<int:cluster_id>/delete/",
+        clusters.cluster_delete,
+        name="cluster_delete",
+    ),
     path(
         "<slug:slug>/probes/outputs/<int:output_id>/",
         probes.probe_output,

@@ -10,6 +10,9 @@ from django.test import Client
 from tests import services as test_services
 from tests.factories import make_actions
 
+# A fixed key for cluster credentials in tests (never used outside them).
+TEST_CREDENTIALS_KEYS = "t1:dGVzdC1rZXktMzItYnl0ZXMtbG9uZy0wMTIzNDU2Nzg="
+
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench")
@@ -24,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _test_settings(settings: Any) -> None:
     settings.LANGUAGE_CODE = "en"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.WORKBENCH_CREDENTIALS_KEYS = TEST_CREDENTIALS_KEYS
     # Rate-limit counters live in Redis: each test gets keys of its own, so that neither
     # earlier tests nor earlier runs (whose ids repeat in a fresh database) can leak in.
     caches = copy.deepcopy(settings.CACHES)

@@ -169,6 +169,17 @@ SHEET_SIGNING_PASSPHRASE = env_str(
     "SHEET_SIGNING_PASSPHRASE", "" if PRODUCTION else "workbench-dev"
 )
 
+# Cluster probes. Credentials are encrypted under these keys (poc/credentials.py): ID:KEY pairs,
+# the first one encrypting; development makes one under var/ when unset. Probes connect only
+# to the networks and host names listed here (CIDRs or names; empty: none).
+WORKBENCH_CREDENTIALS_KEYS = env_str("WORKBENCH_CREDENTIALS_KEYS")
+PROBE_ALLOWED_NETWORKS = env_list(
+    "PROBE_ALLOWED_NETWORKS", [] if PRODUCTION else ["127.0.0.0/8", "::1/128"]
+)
+PROBE_SOFT_TIME_LIMIT = env_int("PROBE_SOFT_TIME_LIMIT", 900, minimum=10)
+PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 16, minimum=1)
+PROBE_COMMAND_TIMEOUT = env_int("PROBE_COMMAND_TIMEOUT", 60, minimum=1)
+
 # The API: bearer tokens for CI, the browser session for people; one rate budget per caller.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_MB", 20, minimum=1) * 1024 * 1024
 REST_FRAMEWORK = {
@@ -228,7 +239,11 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "default")
-CELERY_TASK_ROUTES = {"reports.tasks.*": {"queue": "reports"}}
+CELERY_TASK_ROUTES = {"reports.tasks.*": {"queue": "reports"}, "poc.tasks.*": {"queue": "probes"}}
+# Celery beat: due cluster schedules and lost probe runs, every minute.
+CELERY_BEAT_SCHEDULE = {
+    "probe-schedule": {"task": "poc.tasks.probe_schedule_task", "schedule": 60.0},
+}
 # Declared, not only routed to: a purge (and a worker without -Q) then knows every queue.
 CELERY_TASK_QUEUES = [
     Queue(name) for name in dict.fromkeys((CELERY_TASK_DEFAULT_QUEUE, "reports", "probes"))

@@ -1,6 +1,8 @@
 """The PoC app's data: results and their evidence, responsibilities, CI integration, probes."""
 
+from poc.models.clusters import SECRET_FIELDS, Cluster, ClusterKind
 from poc.models.probes import (
+    FINISHED_STATUSES,
     ProbeBinding,
     ProbeNode,
     ProbeOutput,
@@ -31,6 +33,10 @@ from poc.models.results import (
 )
 
 __all__ = [
+    "FINISHED_STATUSES",
+    "SECRET_FIELDS",
+    "Cluster",
+    "ClusterKind",
     "ApiToken",
     "AppendOnlyError",
     "Boundary",

@@ -6,17 +6,35 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import AcceptanceAction, Candidate, Project
+from poc.models.clusters import Cluster
 from poc.models.results import ApiToken, Run
 
 
 class ProbeSource(models.TextChoices):
     AGENT = "agent", _("Push agent")
     UPLOAD = "upload", _("Uploaded in the browser")
+    SSH = "ssh", _("SSH probe")
+    KUBERNETES = "kubernetes", _("Kubernetes probe")
+    SLURM = "slurm", _("Slurm probe")
 
 
 class ProbeStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
     DONE = "done", _("Done")
+    PARTIAL = "partial", _("Done, some nodes failed")
     FAILED = "failed", _("Failed")
+    TIMED_OUT = "timed_out", _("Timed out")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+FINISHED_STATUSES = (
+    ProbeStatus.DONE,
+    ProbeStatus.PARTIAL,
+    ProbeStatus.FAILED,
+    ProbeStatus.TIMED_OUT,
+    ProbeStatus.CANCELLED,
+)
 
 
 class Verdict(models.TextChoices):
@@ -46,12 +64,31 @@ class ProbeRun(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
     token = models.ForeignKey(ApiToken, on_delete=models.SET_NULL, null=True, blank=True)
+    # A cluster run is queued, taken up by a worker (work_started_at is its claim: a late or
+    # duplicate delivery that does not hold it writes nothing) and finished.
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    queued_at = models.DateTimeField(null=True, blank=True)
+    work_started_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    with_failures = models.BooleanField(default=False)
+    # What a cluster connector read beyond GPU nodes: scheduler queues, products found, the
+    # controlled failures' outcomes, what could not be checked.
+    cluster_facts = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
-        indexes = [models.Index(fields=["candidate", "-created_at"])]
+        indexes = [
+            models.Index(fields=["candidate", "-created_at"]),
+            models.Index(fields=["cluster", "-created_at"]),
+            models.Index(fields=["status"]),
+        ]
         verbose_name = _("probe run")
 
     def __str__(self) -> str:
@@ -66,8 +103,10 @@ class ProbeNode(models.Model):
     position = models.PositiveIntegerField(default=0)
     facts = models.JSONField()
     health = models.JSONField()
-    verdict = models.CharField(_("verdict"), max_length=20, choices=Verdict)
+    verdict = models.CharField(_("verdict"), max_length=20, choices=Verdict, blank=True)
     gpu_count = models.PositiveIntegerField(default=0)
+    # A node a cluster probe could not read: why (unreachable, refused host key, timed out).
+    error = models.TextField(_("error"), blank=True)
 
     class Meta:
         ordering = ["position", "pk"]

@@ -255,7 +255,6 @@ def probe_record(
     if not nodes:
         raise ProbeInputError(_("The probe read no node."))
     judged = [(node, health.judge_node(node.facts)) for node in nodes]
-    bindings = bindings_for_project(project)
     actor = actor if actor is not None and actor.is_authenticated else None
     with _files_removed_on_rollback() as created, transaction.atomic():
         run = ProbeRun.objects.create(
@@ -272,71 +271,10 @@ def probe_record(
             token=token,
             finished_at=timezone.now(),
         )
-        node_rows = ProbeNode.objects.bulk_create(
-            [
-                ProbeNode(
-                    run=run,
-                    host=(node.facts.get("host") or "")[:255],
-                    position=position,
-                    facts=node.facts,
-                    health=node_health,
-                    verdict=node_health["verdict"],
-                    gpu_count=len(node.facts["gpus"]),
-                )
-                for position, (node, node_health) in enumerate(judged)
-            ]
+        cited = store_nodes(run, judged, created, several=len(nodes) > 1)
+        record, notable, count = record_run_results(
+            run, [node.facts for node in nodes], cited, actor=actor, token=token
         )
-        outputs: list[ProbeOutput] = []
-        cited: list[StoredFile] = []
-        for node_row, node in zip(node_rows, nodes, strict=True):
-            for output in node.outputs:
-                stored = _store(project, output.text, created) if output.text else None
-                outputs.append(
-                    ProbeOutput(
-                        run=run,
-                        node=node_row,
-                        name=output.name[:500],
-                        exit_code=output.exit_code,
-                        error=output.error,
-                        file=stored[0] if stored else "",
-                        sha256=stored[1] if stored else "",
-                        size=stored[2] if stored else 0,
-                        position=len(outputs),
-                    )
-                )
-                if stored:
-                    prefix = f"{node_row.host}-" if len(nodes) > 1 and node_row.host else ""
-                    cited.append(
-                        StoredFile(
-                            name=present.output_filename(prefix + output.name),
-                            file=stored[0],
-                            sha256=stored[1],
-                            size=stored[2],
-                            content_type=_content_type(output),
-                        )
-                    )
-        ProbeOutput.objects.bulk_create(outputs)
-        facts = [node.facts for node in nodes]
-        rows = [_result_row(run, candidate, b, facts, cited) for b in bindings]
-        record: RunImport | None = None
-        notable: dict[str, list[dict[str, str]]] = {"regressed": [], "recovered": []}
-        if rows:
-            record, notable = results_ingest(
-                project=project,
-                run=RunData(
-                    external_id=f"probe-{run.pk}",
-                    name=_("GPU probe %(id)s (%(source)s)")
-                    % {"id": run.pk, "source": ProbeSource(source).label},
-                    candidate=candidate.slug,
-                ),
-                rows=rows,
-                token=token,
-                user=actor,
-                kind="probe",
-                source=Source.PROBE,
-            )
-            run.run = record.run
-            run.save(update_fields=["run"])
         event_record(
             project=project,
             actor=actor,
@@ -347,11 +285,105 @@ def probe_record(
                 "verdict": run.verdict,
                 "nodes": run.node_count,
                 "gpus": run.gpu_count,
-                "results": len(rows),
+                "results": count,
                 **({"token": token.name} if token else {}),
             },
         )
     return ProbeRecorded(run, record, notable["regressed"], notable["recovered"])
+
+
+def store_nodes(
+    run: ProbeRun,
+    judged: list[tuple[NodeInput, Any]],
+    created: list[str],
+    *,
+    several: bool,
+    start: int = 0,
+) -> list[StoredFile]:
+    """Write nodes of a run with their facts, health and raw outputs (kept as evidence files);
+    returns the stored outputs as files results may cite. `start`: position of the first."""
+    node_rows = ProbeNode.objects.bulk_create(
+        [
+            ProbeNode(
+                run=run,
+                host=(node.facts.get("host") or "")[:255],
+                position=start + offset,
+                facts=node.facts,
+                health=node_health,
+                verdict=node_health["verdict"],
+                gpu_count=len(node.facts["gpus"]),
+            )
+            for offset, (node, node_health) in enumerate(judged)
+        ]
+    )
+    outputs: list[ProbeOutput] = []
+    cited: list[StoredFile] = []
+    base = ProbeOutput.objects.filter(run=run).count() if start else 0
+    for node_row, (node, _health) in zip(node_rows, judged, strict=True):
+        for output in node.outputs:
+            stored = _store(run.project, output.text, created) if output.text else None
+            outputs.append(
+                ProbeOutput(
+                    run=run,
+                    node=node_row,
+                    name=output.name[:500],
+                    exit_code=output.exit_code,
+                    error=output.error,
+                    file=stored[0] if stored else "",
+                    sha256=stored[1] if stored else "",
+                    size=stored[2] if stored else 0,
+                    position=base + len(outputs),
+                )
+            )
+            if stored:
+                prefix = f"{node_row.host}-" if several and node_row.host else ""
+                cited.append(
+                    StoredFile(
+                        name=present.output_filename(prefix + output.name),
+                        file=stored[0],
+                        sha256=stored[1],
+                        size=stored[2],
+                        content_type=_content_type(output),
+                    )
+                )
+    ProbeOutput.objects.bulk_create(outputs)
+    return cited
+
+
+def record_run_results(
+    run: ProbeRun,
+    facts: list[NodeFacts],
+    cited: list[StoredFile],
+    *,
+    actor: User | None,
+    token: ApiToken | None = None,
+    extra: list[ResultRow] | None = None,
+) -> tuple[RunImport | None, dict[str, list[dict[str, str]]], int]:
+    """A result for every bound action of the run's project, judged on `facts`, recorded
+    through the ingest service CI posts use (append-only, new / regressed / recovered)."""
+    bindings = bindings_for_project(run.project)
+    rows = [_result_row(run, run.candidate, b, facts, cited) for b in bindings]
+    rows += extra or []
+    notable: dict[str, list[dict[str, str]]] = {"regressed": [], "recovered": []}
+    if not rows:
+        return None, notable, 0
+    record, notable = results_ingest(
+        project=run.project,
+        run=RunData(
+            external_id=f"probe-{run.pk}",
+            name=_("GPU probe %(id)s (%(source)s)")
+            % {"id": run.pk, "source": ProbeSource(run.source).label},
+            candidate=run.candidate.slug,
+        ),
+        rows=rows,
+        token=token,
+        user=actor,
+        kind="probe",
+        source=Source.PROBE,
+    )
+    run.run = record.run
+    run.save(update_fields=["run"])
+    return record, notable, len(rows)
 
 
 def _content_type(output: RawOutput) -> str:

@@ -109,3 +109,26 @@ def verdict_badge(verdict: str) -> SafeString:
         f'<span class="outcome {VERDICT_CLASSES[verdict]}"><span aria-hidden="true">'
         f"{VERDICT_ICONS[verdict]}</span> {escape(str(Verdict(verdict).label))}</span>"
     )
+
+
+@register.simple_tag
+def run_status_badge(run: Any) -> SafeString:
+    """A probe run: its health verdict when it finished with nodes read, else its status."""
+    if run.status in ("done", "partial") and run.verdict:
+        badge = verdict_badge(run.verdict)
+        if run.status == "partial":
+            badge = mark_safe(  # noqa: S308 - a fixed class and an escaped label
+                f'{badge} <span class="badge flag">{escape(str(run.get_status_display()))}</span>'
+            )
+        return badge
+    css = "flag" if run.status in ("failed", "timed_out", "cancelled") else ""
+    return mark_safe(  # noqa: S308 - a fixed class and an escaped label
+        f'<span class="badge {css}">{escape(str(run.get_status_display()))}</span>'
+    )
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

@@ -17,7 +17,7 @@ from evaluations import selectors as evaluation_selectors
 from evaluations.models import Candidate
 from poc import selectors
 from poc.forms import ProbeBindingForm, ProbeUploadForm
-from poc.models import ProbeSource
+from poc.models import ProbeSource, ProbeStatus
 from poc.probes import agent as probe_agent_module
 from poc.probes import present
 from poc.probes.rules import checks, health
@@ -131,8 +131,31 @@ def probe_run(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpRespons
     """A probe run: each node's GPUs with health, benchmark bars, raw outputs, results."""
     access = evaluation_selectors.project_access(request.user, slug)
     run = selectors.probe_run_for_project(access.project, run_id)
+    active = run.status in (ProbeStatus.QUEUED, ProbeStatus.RUNNING)
+    if request.htmx and request.GET.get("part") == "progress":
+        if not active:  # finished since the page was drawn: draw it whole
+            response = HttpResponse(status=204)
+            response["HX-Refresh"] = "true"
+            return response
+        return render(
+            request,
+            "poc/probe_run.html#progress",
+            {"access": access, "project": access.project, "run": run, "active": active},
+        )
     nodes = []
     for node in run.nodes.all():
+        if node.error:
+            nodes.append(
+                {
+                    "node": node,
+                    "facts": node.facts,
+                    "health": {},
+                    "gpus": [],
+                    "bars": [],
+                    "outputs": [o for o in run.outputs.all() if o.node_id == node.pk],
+                }
+            )
+            continue
         judged = health.judge_node(node.facts)  # messages in the reader's language
         nodes.append(
             {
@@ -152,6 +175,7 @@ def probe_run(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpRespons
             "project": access.project,
             "tab": "probes",
             "run": run,
+            "active": active,
             "nodes": nodes,
             "results": selectors.probe_results_for_run(run),
         },

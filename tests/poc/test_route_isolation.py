@@ -8,14 +8,33 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from poc import services
-from poc.models import ApiToken, Boundary, Evidence, ProbeBinding, ProbeRun, Responsibility, Result
+from poc.models import (
+    ApiToken,
+    Boundary,
+    Cluster,
+    Evidence,
+    ProbeBinding,
+    ProbeRun,
+    Responsibility,
+    Result,
+)
+from poc.services import clusters as cluster_services
 from poc.services import probes
 from tests.poc.probes.helpers import bundle
 from tests.urlwalk import iter_routes
 
 pytestmark = pytest.mark.django_db
 
-POST_ONLY = {"poc:evidence_add", "poc:token_revoke", "poc:probe_upload"}
+POST_ONLY = {
+    "poc:evidence_add",
+    "poc:token_revoke",
+    "poc:probe_upload",
+    "poc:probe_cancel",
+    "poc:cluster_test",
+    "poc:cluster_pin",
+    "poc:cluster_run",
+    "poc:cluster_delete",
+}
 
 
 def _routes() -> list:
@@ -36,8 +55,17 @@ def objects(suite: dict[str, Any]) -> dict[str, Any]:
     probe = probes.probe_ingest_bundle(
         project=suite["alpha"], candidate=suite["volcano"], bundle=bundle(), actor=None
     ).run
+    cluster = cluster_services.cluster_save(
+        project=suite["alpha"],
+        data=cluster_services.ClusterData(
+            name="lab", kind="ssh", candidate=suite["volcano"], hosts="127.0.0.1:9", ssh_user="x"
+        ),
+        secrets={"ssh_password": "not-used"},
+        actor=None,
+    )
     return {
         "slug": "alpha",
+        "cluster_id": cluster.pk,
         "candidate_slug": "volcano",
         "action_id": suite["actions"][0].pk,
         "result_id": result.pk,
@@ -62,6 +90,7 @@ def _state() -> tuple:
         list(ApiToken.objects.values_list("pk", "revoked_at")),
         ProbeRun.objects.count(),
         list(ProbeBinding.objects.values_list("pk", "check_key")),
+        list(Cluster.objects.values_list("pk", "name", "secrets", "host_keys", "seen_host_keys")),
     )
 
 

@@ -22,6 +22,7 @@ PRODUCTION_ENV = {
     "DJANGO_ENV": "production",
     "SECRET_KEY": "p7Qf0v-" + "Zr9xWm2LkT4sNq8bYc3HdJ6gVe1uAo5i" * 2,
     "ALLOWED_HOSTS": "workbench.example.com",
+    "WORKBENCH_CREDENTIALS_KEYS": "k1:" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY=",
 }
 VARIABLES = (
     "DJANGO_ENV",
@@ -37,6 +38,8 @@ VARIABLES = (
     "DEBUG",
     "PORT",
     "WORKBENCH_VAR_DIR",
+    "WORKBENCH_CREDENTIALS_KEYS",
+    "WORKBENCH_CREDENTIALS_KEYS_FILE",
 )
 
 
@@ -170,6 +173,34 @@ def test_production_without_a_signing_certificate_fails_loudly(tmp_path: Path) -
     result = run_django(["manage.py", "check"], env, tmp_path)
     assert result.returncode != 0
     assert "reports.E001" in result.stderr and "SHEET_SIGNING_P12" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "keys, problem",
+    [
+        (None, "WORKBENCH_CREDENTIALS_KEYS is not set"),
+        ("k1:c2hvcnQ=", "is 5 bytes, not 32"),
+        ("no-colon-here", "is not ID:KEY"),
+    ],
+)
+def test_production_without_usable_credential_keys_fails_loudly(
+    tmp_path: Path, keys: str | None, problem: str
+) -> None:
+    from reports.signing import create_self_signed_p12
+
+    create_self_signed_p12(tmp_path / "org.p12", "pass-phrase")
+    env = {
+        **PRODUCTION_ENV,
+        "SHEET_SIGNING_P12": str(tmp_path / "org.p12"),
+        "SHEET_SIGNING_PASSPHRASE": "pass-phrase",
+    }
+    del env["WORKBENCH_CREDENTIALS_KEYS"]
+    if keys is not None:
+        env["WORKBENCH_CREDENTIALS_KEYS"] = keys
+    result = run_django(["manage.py", "check"], env, tmp_path)
+    assert result.returncode != 0
+    assert "poc.E001" in result.stderr and problem in result.stderr
+    assert "reports.E001" not in result.stderr
 
 
 def test_production_web_server_and_worker_refuse_to_start_without_a_certificate(

@@ -1,0 +1,872 @@
+"""Registered clusters and the probe runs workers make on them.
+
+A cluster row holds where a candidate's GPUs are and, encrypted, how to get in. Starting a run
+queues it (after the commit); a worker claims it (`work_started_at`, as sheets do: a late or
+duplicate delivery that does not hold the claim writes nothing), reads every node through the
+cluster's connector, stores each node as it comes (raw outputs as evidence, facts, health), and
+finishes with the results of the bound acceptance actions. A node that cannot be read is that
+node's outcome; the run finishes partially. A run whose worker was lost is taken up again, or
+ends failed with the reason: none stays running.
+"""
+
+import functools
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from evaluations.models import Candidate, Project
+from evaluations.services import event_record
+from poc import credentials
+from poc.models import (
+    FINISHED_STATUSES,
+    SECRET_FIELDS,
+    Cluster,
+    ClusterKind,
+    ProbeNode,
+    ProbeOutput,
+    ProbeRun,
+    ProbeSource,
+    ProbeStatus,
+)
+from poc.probes import parsers
+from poc.probes.connectors import guard
+from poc.probes.connectors import ssh as ssh_connector
+from poc.probes.facts import FACTS_FORMAT, NodeFacts, new_node
+from poc.probes.rules import health
+from poc.services.ingest import StoredFile
+from poc.services.probes import (
+    NodeInput,
+    ProbeInputError,
+    RawOutput,
+    _files_removed_on_rollback,
+    _store,
+    _worst,
+    nodes_from_bundle,
+    record_run_results,
+    store_nodes,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_CITED = 12  # raw outputs a result cites; the run's page has them all
+MAX_ATTEMPTS = 3
+LOST_AFTER = timedelta(seconds=60)  # past the hard time limit: the worker is gone
+
+SOURCE_OF_KIND: dict[str, str] = {
+    ClusterKind.SSH: ProbeSource.SSH,
+    ClusterKind.SLURM_SSH: ProbeSource.SLURM,
+    ClusterKind.SLURM_REST: ProbeSource.SLURM,
+    ClusterKind.KUBERNETES: ProbeSource.KUBERNETES,
+}
+
+
+class ClusterUnreachable(Exception):
+    """No node or endpoint of the cluster answered: worth another try later."""
+
+
+def hard_time_limit() -> int:
+    return settings.PROBE_SOFT_TIME_LIMIT + 60
+
+
+# --- registering -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterData:
+    """What a person (or the API) says about a cluster; secrets travel separately."""
+
+    name: str
+    kind: str
+    candidate: Candidate
+    hosts: str = ""
+    ssh_user: str = ""
+    ssh_port: int = 22
+    api_url: str = ""
+    slurm_user: str = ""
+    expected_gpus_per_node: int | None = None
+    controlled_failures: bool = False
+    failure_namespace: str = ""
+    schedule_minutes: int | None = None
+
+
+def _masked(name: str, value: str) -> str:
+    """What a page may say about a secret: that it is set, and for keys which one."""
+    if name == "ssh_private_key":
+        try:
+            import asyncssh
+
+            key = asyncssh.import_private_key(value)
+            public = key.export_public_key("openssh").decode()
+            return f"{key.get_algorithm()} {ssh_connector.fingerprint(public)}"
+        except Exception:  # an encrypted key needs its passphrase: only say it is set
+            return _("set (encrypted key)")
+    return _("set, %(count)s characters") % {"count": len(value)}
+
+
+def _validate(project: Project, data: ClusterData, cluster: Cluster | None) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    if data.candidate.project_id != project.pk:
+        errors["candidate"] = _("The candidate belongs to another project.")
+    if data.kind not in ClusterKind.values:
+        errors["kind"] = _("Unknown kind of cluster.")
+    name = data.name.strip()
+    if not name:
+        errors["name"] = _("Give the cluster a name.")
+    elif (
+        Cluster.objects.filter(project=project, name=name)
+        .exclude(pk__in=[cluster.pk] if cluster else [])
+        .exists()
+    ):
+        errors["name"] = _("Another cluster of this project has that name.")
+    if data.kind in (ClusterKind.SSH, ClusterKind.SLURM_SSH):
+        probe = Cluster(hosts=data.hosts, ssh_port=data.ssh_port)
+        nodes = probe.node_addresses()
+        if not nodes:
+            errors["hosts"] = _("List at least one node (host or host:port, one per line).")
+        elif len(nodes) > 5000:
+            errors["hosts"] = _("At most 5,000 nodes per cluster.")
+        else:
+            bad = [h for h, p in nodes if not h or any(c.isspace() for c in h) or not 0 < p < 65536]
+            if bad:
+                errors["hosts"] = _("Not a host name or address: %(host)s") % {"host": bad[0][:80]}
+        if not data.ssh_user.strip():
+            errors["ssh_user"] = _("Say which user the probe logs in as.")
+    if data.kind in (ClusterKind.KUBERNETES, ClusterKind.SLURM_REST):
+        url = data.api_url.strip()
+        wanted = data.kind == ClusterKind.SLURM_REST or url
+        if wanted and (not url.startswith(("https://", "http://")) or len(url) < 10):
+            errors["api_url"] = _("Give the API address as an http(s):// URL.")
+        if data.kind == ClusterKind.SLURM_REST and not data.slurm_user.strip():
+            errors["slurm_user"] = _("Say which Slurm user the token belongs to.")
+    namespace = data.failure_namespace.strip()
+    if data.kind == ClusterKind.KUBERNETES and data.controlled_failures and not namespace:
+        errors["failure_namespace"] = _(
+            "Controlled failures create objects: say in which namespace."
+        )
+    if data.schedule_minutes is not None and not 5 <= data.schedule_minutes <= 7 * 24 * 60:
+        errors["schedule_minutes"] = _("Probe between every 5 minutes and once a week.")
+    return errors
+
+
+def cluster_save(
+    *,
+    project: Project,
+    data: ClusterData,
+    secrets: dict[str, str],
+    actor: User | None,
+    cluster: Cluster | None = None,
+    clear: tuple[str, ...] = (),
+) -> Cluster:
+    """Register a cluster, or change one. Secrets given replace the stored ones (an empty
+    value keeps what is stored; `clear` names secrets to remove); they are encrypted under the
+    current key with the row bound as associated data. Nothing secret reaches the history."""
+    errors = _validate(project, data, cluster)
+    allowed = SECRET_FIELDS.get(data.kind, ())
+    given = {k: v for k, v in secrets.items() if v}
+    for name in given:
+        if name not in allowed:
+            errors[name] = _("This kind of cluster takes no %(name)s.") % {"name": name}
+    if errors:
+        raise ValidationError(errors)
+    with transaction.atomic():
+        if cluster is None:
+            row = Cluster(
+                project=project, created_by=actor if actor and actor.is_authenticated else None
+            )
+            current: dict[str, Any] = {}
+            verb = "cluster.registered"
+        else:
+            row = Cluster.objects.select_for_update().get(pk=cluster.pk, project=project)
+            try:
+                current = row.read_secrets()
+            except credentials.CredentialsUnavailable:
+                if not given and not clear:
+                    raise
+                current = {}  # the old ones cannot be read: what is given now replaces them
+            verb = "cluster.changed"
+        kind_changed = cluster is not None and row.kind != data.kind
+        row.name = data.name.strip()
+        row.kind = data.kind
+        row.candidate = data.candidate
+        row.hosts = data.hosts.strip()
+        row.ssh_user = data.ssh_user.strip()
+        row.ssh_port = data.ssh_port
+        row.api_url = data.api_url.strip()
+        row.slurm_user = data.slurm_user.strip()
+        row.expected_gpus_per_node = data.expected_gpus_per_node
+        row.controlled_failures = data.controlled_failures
+        row.failure_namespace = data.failure_namespace.strip()
+        row.schedule_minutes = data.schedule_minutes
+        row.save()
+        merged = {} if kind_changed else {k: v for k, v in current.items() if k in allowed}
+        merged.update(given)
+        for name in clear:
+            merged.pop(name, None)
+        row.secrets = (
+            credentials.encrypt(merged, table=Cluster.TABLE, pk=row.pk, field="secrets")
+            if merged
+            else ""
+        )
+        row.secret_summary = {name: _masked(name, value) for name, value in merged.items()}
+        known = {f"{h}:{p}" for h, p in row.node_addresses()}
+        row.host_keys = {k: v for k, v in row.host_keys.items() if k in known}
+        row.seen_host_keys = {k: v for k, v in row.seen_host_keys.items() if k in known}
+        row.save(update_fields=["secrets", "secret_summary", "host_keys", "seen_host_keys"])
+        event_record(
+            project=project,
+            actor=actor,
+            verb=verb,
+            subject=row.name,
+            after={
+                "kind": row.kind,
+                "candidate": data.candidate.slug,
+                "nodes": len(row.node_addresses()) if row.uses_ssh else None,
+                "api_url": row.api_url or None,
+                "secrets set": sorted(merged),  # names only, never values
+                "controlled failures": row.controlled_failures,
+            },
+        )
+    return row
+
+
+def cluster_delete(*, cluster: Cluster, actor: User | None) -> None:
+    """Remove a cluster; its probe runs stay, as evidence."""
+    with transaction.atomic():
+        event_record(
+            project=cluster.project, actor=actor, verb="cluster.deleted", subject=cluster.name
+        )
+        cluster.delete()
+
+
+# --- connection test and host keys -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeCheck:
+    """What "test connection" found for one node."""
+
+    node: str  # host:port
+    address: str
+    fingerprint: str
+    state: str  # "pinned", "new", "changed", "refused", "unreachable"
+    message: str
+
+
+def _address(host: str, port: int) -> str:
+    return guard.checked_address(host, port, settings.PROBE_ALLOWED_NETWORKS)
+
+
+def cluster_test_connection(*, cluster: Cluster, actor: User | None) -> list[NodeCheck]:
+    """Reach each node (SSH kinds: read the host key it presents, for a person to confirm) and
+    say what was found. Host keys seen are kept as seen, not trusted, until confirmed."""
+    if not cluster.uses_ssh:
+        return _endpoint_check(cluster)
+    checks: list[NodeCheck] = []
+    seen: dict[str, dict[str, str]] = {}
+    for host, port in cluster.node_addresses()[:200]:
+        label = f"{host}:{port}"
+        try:
+            address = _address(host, port)
+        except guard.GuardRefused as exc:
+            checks.append(NodeCheck(label, "", "", "refused", str(exc)))
+            continue
+        try:
+            key = ssh_connector.host_key_of(address, port, timeout=10)
+        except ssh_connector.ConnectorError as exc:
+            checks.append(NodeCheck(label, address, "", "unreachable", str(exc)))
+            continue
+        print_ = ssh_connector.fingerprint(key)
+        pinned = cluster.host_keys.get(label)
+        if pinned and pinned["key"].split()[:2] == key.split()[:2]:
+            state, message = "pinned", _("The host key matches the pinned one.")
+        elif pinned:
+            state = "changed"
+            message = _(
+                "The host key CHANGED since it was pinned (%(old)s): probes refuse this node "
+                "until the new key is confirmed."
+            ) % {"old": pinned["fingerprint"]}
+        else:
+            state, message = "new", _("Not pinned yet: compare the fingerprint, then confirm it.")
+        if state != "pinned":
+            seen[label] = {"key": key, "fingerprint": print_, "address": address}
+        checks.append(NodeCheck(label, address, print_, state, message))
+    with transaction.atomic():
+        row = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        row.seen_host_keys = seen
+        row.save(update_fields=["seen_host_keys"])
+    cluster.seen_host_keys = seen
+    return checks
+
+
+def _endpoint_check(cluster: Cluster) -> list[NodeCheck]:
+    from urllib.parse import urlsplit
+
+    if cluster.kind == ClusterKind.AGENT:
+        return []
+    url = cluster.api_url
+    if not url and cluster.kind == ClusterKind.KUBERNETES:
+        return [
+            NodeCheck("kubeconfig", "", "", "new", _("The API address comes from the kubeconfig."))
+        ]
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        address = _address(parts.hostname or "", port)
+    except guard.GuardRefused as exc:
+        return [NodeCheck(url, "", "", "refused", str(exc))]
+    import socket
+
+    try:
+        with socket.create_connection((address, port), timeout=5):
+            pass
+    except OSError as exc:
+        return [
+            NodeCheck(
+                url,
+                address,
+                "",
+                "unreachable",
+                _("cannot connect: %(e)s") % {"e": exc.strerror or exc},
+            )
+        ]
+    return [NodeCheck(url, address, "", "pinned", _("The address is allowed and answers."))]
+
+
+def cluster_confirm_host_keys(
+    *, cluster: Cluster, fingerprints: dict[str, str], actor: User | None
+) -> list[str]:
+    """Pin the host keys a person confirmed: `fingerprints` maps node to the fingerprint they
+    compared, and only a key seen with exactly that fingerprint is pinned (a key that changed
+    after the page was shown is not). Returns the nodes pinned."""
+    pinned: list[str] = []
+    with transaction.atomic():
+        row = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        for node, confirmed in fingerprints.items():
+            seen = row.seen_host_keys.get(node)
+            if not seen or seen["fingerprint"] != confirmed:
+                continue
+            previous = row.host_keys.get(node)
+            row.host_keys[node] = {
+                "key": seen["key"],
+                "fingerprint": seen["fingerprint"],
+                "confirmed_by": actor.get_username() if actor else "",
+                "confirmed_at": timezone.now().isoformat(),
+            }
+            row.seen_host_keys.pop(node)
+            pinned.append(node)
+            event_record(
+                project=row.project,
+                actor=actor,
+                verb="cluster.host_key_pinned",
+                subject=f"{row.name} · {node}",
+                before={"fingerprint": previous["fingerprint"]} if previous else None,
+                after={"fingerprint": seen["fingerprint"]},
+            )
+        if not pinned:
+            raise ValidationError(
+                _("No key was pinned: test the connection again and confirm what it shows.")
+            )
+        row.save(update_fields=["host_keys", "seen_host_keys"])
+    cluster.host_keys, cluster.seen_host_keys = row.host_keys, row.seen_host_keys
+    return pinned
+
+
+# --- starting, cancelling, recovering ----------------------------------------------------
+
+
+def _queue(run: ProbeRun) -> None:
+    from poc.tasks import probe_run_task
+
+    try:
+        probe_run_task.delay(run.pk)
+    except Exception as exc:  # an unreachable broker is recorded, not an error page
+        log.exception("could not queue probe run %s", run.pk)
+        ProbeRun.objects.filter(pk=run.pk, status=ProbeStatus.QUEUED).update(
+            error=_("The worker queue could not be reached (%(error)s): start the run again.")
+            % {"error": type(exc).__name__},
+            status=ProbeStatus.FAILED,
+            finished_at=timezone.now(),
+        )
+
+
+def probe_run_start(
+    *, cluster: Cluster, actor: User | None, with_failures: bool | None = None
+) -> ProbeRun:
+    """Queue a probe run of a cluster; the worker takes it up after the commit."""
+    if cluster.kind == ClusterKind.AGENT:
+        raise ValidationError(
+            _("This cluster is reached by its push agent only: run workbench-probe on its nodes.")
+        )
+    failures = cluster.controlled_failures if with_failures is None else with_failures
+    if failures and not cluster.controlled_failures:
+        raise ValidationError(_("Controlled failures are not enabled for this cluster."))
+    if failures and cluster.kind == ClusterKind.SSH:
+        failures = False  # plain SSH nodes have no scheduler to refuse a job
+    active = ProbeRun.objects.filter(
+        cluster=cluster, status__in=[ProbeStatus.QUEUED, ProbeStatus.RUNNING]
+    ).first()
+    if active is not None:
+        return active
+    total = len(cluster.node_addresses()) if cluster.uses_ssh else 1
+    with transaction.atomic():
+        run = ProbeRun.objects.create(
+            project=cluster.project,
+            candidate=cluster.candidate,
+            cluster=cluster,
+            source=SOURCE_OF_KIND[cluster.kind],
+            status=ProbeStatus.QUEUED,
+            parser_version=parsers.PARSER_VERSION,
+            facts_format=FACTS_FORMAT,
+            created_by=actor if actor is not None and actor.is_authenticated else None,
+            queued_at=timezone.now(),
+            progress_total=total,
+            with_failures=failures,
+        )
+        event_record(
+            project=cluster.project,
+            actor=actor,
+            verb="probe.started",
+            subject=f"{cluster.name} · probe {run.pk}",
+            after={"controlled failures": failures},
+        )
+        transaction.on_commit(lambda: _queue(run))
+    return run
+
+
+def probe_run_cancel(*, run: ProbeRun, actor: User | None) -> ProbeRun:
+    """Ask a queued or running probe to stop: a queued one ends at once, a running one after
+    the node it is reading (objects it created are still cleaned up)."""
+    with transaction.atomic():
+        row = ProbeRun.objects.select_for_update().get(pk=run.pk)
+        if row.status in FINISHED_STATUSES:
+            return row
+        if row.status == ProbeStatus.QUEUED:
+            row.status = ProbeStatus.CANCELLED
+            row.finished_at = timezone.now()
+            row.error = _("Cancelled before a worker took it up.")
+        row.cancel_requested = True
+        row.save(update_fields=["status", "finished_at", "error", "cancel_requested"])
+        event_record(
+            project=row.project, actor=actor, verb="probe.cancelled", subject=f"probe {row.pk}"
+        )
+    return row
+
+
+def probe_runs_recover(*, now: Any = None) -> list[int]:
+    """Runs whose worker was lost (running past the hard time limit, or queued and never
+    taken up for as long): queued again while attempts remain, else failed with the reason."""
+    now = now or timezone.now()
+    limit = timedelta(seconds=hard_time_limit()) + LOST_AFTER
+    stuck = ProbeRun.objects.filter(
+        Q(status=ProbeStatus.RUNNING, work_started_at__lt=now - limit)
+        | Q(status=ProbeStatus.QUEUED, queued_at__lt=now - limit)
+    ).values_list("pk", flat=True)
+    touched = []
+    for pk in stuck:
+        with transaction.atomic():
+            row = ProbeRun.objects.select_for_update().filter(pk=pk).first()
+            if row is None or row.status not in (ProbeStatus.QUEUED, ProbeStatus.RUNNING):
+                continue
+            if row.attempts >= MAX_ATTEMPTS or row.cancel_requested:
+                row.status = ProbeStatus.FAILED
+                row.error = _(
+                    "The worker running this probe was lost %(count)s times: the run was given up."
+                ) % {"count": row.attempts}
+                row.finished_at = now
+                row.work_started_at = None
+                row.save(update_fields=["status", "error", "finished_at", "work_started_at"])
+            else:
+                row.status = ProbeStatus.QUEUED
+                row.queued_at = now
+                row.work_started_at = None
+                row.save(update_fields=["status", "queued_at", "work_started_at"])
+                transaction.on_commit(functools.partial(_queue, row))
+            touched.append(pk)
+    return touched
+
+
+def probe_schedule_due(*, now: Any = None) -> list[int]:
+    """Start a run for every cluster whose schedule is due (called by Celery beat)."""
+    now = now or timezone.now()
+    started = []
+    for cluster in Cluster.objects.filter(schedule_minutes__isnull=False).select_related(
+        "project", "candidate"
+    ):
+        if cluster.kind == ClusterKind.AGENT:
+            continue
+        due = cluster.last_scheduled_at is None or cluster.last_scheduled_at <= now - timedelta(
+            minutes=cluster.schedule_minutes or 0
+        )
+        if not due:
+            continue
+        updated = Cluster.objects.filter(
+            pk=cluster.pk, last_scheduled_at=cluster.last_scheduled_at
+        ).update(last_scheduled_at=now)
+        if updated:  # another beat or worker did not take it first
+            started.append(probe_run_start(cluster=cluster, actor=None).pk)
+    return started
+
+
+# --- executing ----------------------------------------------------------------------------
+
+
+def _claim(run_id: int) -> ProbeRun | None:
+    """Take up a queued run under a row lock; None when it is not waiting for a worker."""
+    with transaction.atomic():
+        run = (
+            ProbeRun.objects.select_for_update(of=("self",))
+            .select_related("cluster", "project", "candidate")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None or run.status != ProbeStatus.QUEUED or run.work_started_at is not None:
+            return None
+        if run.cancel_requested:
+            return None
+        run.status = ProbeStatus.RUNNING
+        run.work_started_at = timezone.now()
+        run.attempts += 1
+        run.error = ""
+        run.save(update_fields=["status", "work_started_at", "attempts", "error"])
+        return run
+
+
+class _Claim:
+    """The run's row, only while this worker's claim on it stands."""
+
+    def __init__(self, run: ProbeRun) -> None:
+        self.run = run
+
+    def rows(self) -> Any:
+        return ProbeRun.objects.filter(
+            pk=self.run.pk, status=ProbeStatus.RUNNING, work_started_at=self.run.work_started_at
+        )
+
+    def holds(self) -> bool:
+        return self.rows().filter(cancel_requested=False).exists()
+
+    def advance(self) -> bool:
+        return bool(self.rows().update(progress_done=F("progress_done") + 1))
+
+
+@dataclass
+class _Collected:
+    facts: list[NodeFacts]
+    cited: list[StoredFile]
+    verdicts: list[str]
+    failed: list[str]
+    unreachable: int = 0
+    position: int = 0
+
+
+def _store_failed_node(
+    run: ProbeRun, collected: _Collected, host: str, error: str, outputs: list[RawOutput]
+) -> None:
+    with _files_removed_on_rollback() as created, transaction.atomic():
+        node = ProbeNode.objects.create(
+            run=run,
+            host=host[:255],
+            position=collected.position,
+            facts=new_node(host=host),
+            health={},
+            verdict="",
+            error=error[:2000],
+        )
+        base = ProbeOutput.objects.filter(run=run).count()
+        rows = []
+        for offset, output in enumerate(o for o in outputs if o.text or o.error):
+            stored = _store(run.project, output.text, created) if output.text else None
+            rows.append(
+                ProbeOutput(
+                    run=run,
+                    node=node,
+                    name=output.name[:500],
+                    exit_code=output.exit_code,
+                    error=output.error[:2000],
+                    file=stored[0] if stored else "",
+                    sha256=stored[1] if stored else "",
+                    size=stored[2] if stored else 0,
+                    position=base + offset,
+                )
+            )
+        ProbeOutput.objects.bulk_create(rows)
+    collected.position += 1
+    collected.failed.append(f"{host}: {error}")
+
+
+def _store_read_node(run: ProbeRun, collected: _Collected, node: NodeInput) -> None:
+    judged = health.judge_node(node.facts)
+    with _files_removed_on_rollback() as created, transaction.atomic():
+        cited = store_nodes(run, [(node, judged)], created, several=True, start=collected.position)
+    collected.position += 1
+    collected.facts.append(node.facts)
+    collected.verdicts.append(judged["verdict"])
+    room = MAX_CITED - len(collected.cited)
+    if room > 0:
+        collected.cited.extend(cited[:room])
+
+
+def _raw_outputs(outputs: list[dict[str, Any]]) -> list[RawOutput]:
+    return [
+        RawOutput(
+            str(o.get("name") or "output")[:500],
+            o.get("stdout") or "",
+            o.get("exit_code"),
+            str(o.get("error") or o.get("stderr") or "")[:2000]
+            if not o.get("stdout")
+            else str(o.get("error") or ""),
+        )
+        for o in outputs
+    ]
+
+
+def _command_failures(outputs: list[dict[str, Any]]) -> str:
+    """Why the GPU commands of a node gave nothing: their own errors, first ones first."""
+    reasons = []
+    for output in outputs:
+        if not str(output.get("name", "")).startswith("nvidia-smi"):
+            continue
+        if output.get("error"):
+            reasons.append(f"{str(output['name'])[:40]}: {output['error']}")
+        elif output.get("exit_code") not in (0, None):
+            detail = (output.get("stderr") or output.get("stdout") or "").strip().splitlines()
+            reasons.append(
+                f"{str(output['name'])[:40]}: exit status {output['exit_code']}"
+                + (f" ({detail[0][:160]})" if detail else "")
+            )
+    return "; ".join(reasons[:3])
+
+
+def _ssh_nodes(
+    cluster: Cluster, secrets: dict[str, Any], collected: _Collected, run: ProbeRun
+) -> Iterator[ssh_connector.SshNode]:
+    for host, port in cluster.node_addresses():
+        label = f"{host}:{port}"
+        try:
+            address = _address(host, port)
+        except guard.GuardRefused as exc:
+            _store_failed_node(run, collected, label, str(exc), [])
+            _Claim(run).advance()
+            continue
+        yield ssh_connector.SshNode(
+            host=host,
+            port=port,
+            address=address,
+            username=cluster.ssh_user,
+            host_key=cluster.host_keys.get(label, {}).get("key", ""),
+            private_key=secrets.get("ssh_private_key", ""),
+            passphrase=secrets.get("ssh_key_passphrase", ""),
+            password=secrets.get("ssh_password", ""),
+            command_timeout=float(settings.PROBE_COMMAND_TIMEOUT),
+        )
+
+
+def _execute_ssh(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+) -> None:
+    nodes = list(_ssh_nodes(cluster, secrets, collected, run))
+    results = ssh_connector.probe_nodes(nodes, concurrency=settings.PROBE_CONCURRENCY)
+    try:
+        for result in results:
+            label = result.node.label if result.node.port != 22 else result.node.host
+            if result.error:
+                _store_failed_node(
+                    run, collected, label, result.error, _raw_outputs(result.outputs)
+                )
+                if result.failure in ("connect", "timeout"):
+                    collected.unreachable += 1
+            else:
+                try:
+                    (node,) = nodes_from_bundle(
+                        result.bundle(expected_gpus=cluster.expected_gpus_per_node)
+                    )
+                except ProbeInputError as exc:
+                    _store_failed_node(
+                        run,
+                        collected,
+                        label,
+                        _command_failures(result.outputs) or str(exc),
+                        _raw_outputs(result.outputs),
+                    )
+                else:
+                    _store_read_node(run, collected, node)
+            if not claim.advance() or not claim.holds():
+                break
+    finally:
+        results.close()
+
+
+EXECUTORS: dict[str, Callable[..., None]] = {
+    ClusterKind.SSH: _execute_ssh,
+}
+
+
+def _finish(
+    run: ProbeRun, claim: _Claim, status: str, error: str = "", collected: _Collected | None = None
+) -> None:
+    with transaction.atomic():
+        row = ProbeRun.objects.select_for_update().filter(pk=run.pk).first()
+        if (
+            row is None
+            or row.status != ProbeStatus.RUNNING
+            or row.work_started_at != run.work_started_at
+        ):
+            return  # the claim was taken over: write nothing
+        row.status = status
+        row.error = error[:4000]
+        row.finished_at = timezone.now()
+        row.work_started_at = None
+        if collected is not None:
+            row.node_count = collected.position
+            row.gpu_count = sum(len(f["gpus"]) for f in collected.facts)
+            row.verdict = _worst(collected.verdicts) if collected.verdicts else ""
+        row.save()
+        if collected is not None and collected.facts:
+            record_run_results(row, collected.facts, collected.cited, actor=run.created_by)
+        event_record(
+            project=row.project,
+            actor=None,
+            verb="probe.finished",
+            subject=f"{row.cluster.name if row.cluster else row.candidate.slug} · probe {row.pk}",
+            after={"status": status, "nodes": row.node_count, "gpus": row.gpu_count},
+        )
+
+
+def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | None:
+    """Run a queued probe (called by the worker). Raises ClusterUnreachable when nothing
+    answered and another attempt may follow; every other failure ends the run with its reason."""
+    run = _claim(run_id)
+    if run is None:
+        return ProbeRun.objects.filter(pk=run_id).first()
+    claim = _Claim(run)
+    collected = _Collected(facts=[], cited=[], verdicts=[], failed=[])
+    cluster = run.cluster
+    if cluster is None:
+        _finish(run, claim, ProbeStatus.FAILED, _("The cluster was removed."))
+        return run
+    try:
+        secrets = cluster.read_secrets()
+    except credentials.CredentialsUnavailable as exc:
+        _finish(
+            run, claim, ProbeStatus.FAILED, _("The credentials cannot be read: %(e)s") % {"e": exc}
+        )
+        return run
+    executor = EXECUTORS.get(cluster.kind)
+    if executor is None:
+        _finish(run, claim, ProbeStatus.FAILED, _("This kind of cluster cannot be probed yet."))
+        return run
+    try:
+        executor(run, cluster, secrets, claim, collected)
+    except Exception as exc:
+        from celery.exceptions import SoftTimeLimitExceeded
+
+        if isinstance(exc, SoftTimeLimitExceeded):
+            _finish(
+                run,
+                claim,
+                ProbeStatus.TIMED_OUT,
+                _("The probe ran past its time limit (%(s)s s); the nodes read so far are kept.")
+                % {"s": settings.PROBE_SOFT_TIME_LIMIT},
+                collected,
+            )
+            return run
+        log.exception("probe run %s failed", run.pk)
+        _finish(run, claim, ProbeStatus.FAILED, f"{type(exc).__name__}: {exc}"[:500], collected)
+        return run
+    cancelled = ProbeRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
+    if cancelled:
+        _finish(
+            run,
+            claim,
+            ProbeStatus.CANCELLED,
+            _("Cancelled; the nodes read so far are kept."),
+            collected,
+        )
+    elif not collected.facts:
+        reasons = "; ".join(collected.failed[:3]) or _("no node was read")
+        if collected.unreachable == collected.position and collected.position and not final_attempt:
+            ProbeRun.objects.filter(pk=run.pk, work_started_at=run.work_started_at).update(
+                status=ProbeStatus.QUEUED,
+                work_started_at=None,
+                error=reasons[:4000],
+                progress_done=0,
+                queued_at=timezone.now(),
+            )
+            ProbeNode.objects.filter(run=run).delete()
+            raise ClusterUnreachable(reasons)
+        _finish(
+            run,
+            claim,
+            ProbeStatus.FAILED,
+            _("No node could be read: %(r)s") % {"r": reasons},
+            collected,
+        )
+    elif collected.failed:
+        _finish(
+            run,
+            claim,
+            ProbeStatus.PARTIAL,
+            _("%(count)s of %(total)s nodes could not be read: %(r)s")
+            % {
+                "count": len(collected.failed),
+                "total": collected.position,
+                "r": "; ".join(collected.failed[:3]),
+            },
+            collected,
+        )
+    else:
+        _finish(run, claim, ProbeStatus.DONE, "", collected)
+    return run
+
+
+# --- controlled failures ------------------------------------------------------------------
+
+
+def failure_label(run_id: int | str) -> str:
+    """The label on everything a controlled failure creates (the sweeper looks for it)."""
+    return f"workbench.probe/run={run_id}"
+
+
+def planned_objects(cluster: Cluster) -> list[dict[str, Any]]:
+    """Exactly what a run with controlled failures creates on this cluster, for the page to
+    show before the first run: manifests for Kubernetes, the job for Slurm."""
+    if not cluster.controlled_failures:
+        return []
+    if cluster.kind == ClusterKind.KUBERNETES:
+        try:
+            from poc.probes.connectors import kubernetes as kube
+        except ImportError:
+            return []
+        # The run asks for one GPU more than the largest node allocates; shown here with the
+        # GPUs a node should have, plus one.
+        try:
+            return list(
+                kube.planned_objects(
+                    cluster.failure_namespace or "default",
+                    failure_label("RUN"),
+                    (cluster.expected_gpus_per_node or 8) + 1,
+                )
+            )
+        except kube.ConnectorError:
+            return []
+    if cluster.kind in (ClusterKind.SLURM_REST, ClusterKind.SLURM_SSH):
+        return [
+            {
+                "kind": "Slurm job",
+                "what": _(
+                    "one batch job asking for one GPU more than the largest node has "
+                    "(expected to be refused at submit); cancelled at once if it is accepted"
+                ),
+            }
+        ]
+    return []
