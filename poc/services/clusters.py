@@ -706,8 +706,240 @@ def _execute_ssh(
         results.close()
 
 
+UNREACHABLE_WORDS = ("cannot connect", "connection refused", "timed out", "unreachable", "no route")
+
+
+def _connector_error(exc: Exception) -> Exception:
+    """A connector's failure as the run reports it: unreachable (worth a retry) or final."""
+    text = str(exc)
+    if any(word in text.lower() for word in UNREACHABLE_WORDS):
+        return ClusterUnreachable(text)
+    return RunFailed(text)
+
+
+class RunFailed(Exception):
+    """The cluster answered, but the probe cannot go on; the message says why."""
+
+
+def _resolver(error: type[Exception]) -> Callable[[str, int], str]:
+    def resolve(host: str, port: int) -> str:
+        try:
+            return _address(host, port)
+        except guard.GuardRefused as exc:
+            raise error(str(exc)) from None
+
+    return resolve
+
+
+def _store_raw(run: ProbeRun, raw: list[dict[str, Any]], prefix: str = "") -> None:
+    """A connector's raw responses, kept as evidence of the run (no node of their own)."""
+    with _files_removed_on_rollback() as created, transaction.atomic():
+        base = ProbeOutput.objects.filter(run=run).count()
+        rows = []
+        for offset, item in enumerate(raw):
+            text = str(item.get("text") or "")
+            stored = _store(run.project, text, created) if text else None
+            status = item.get("status")
+            rows.append(
+                ProbeOutput(
+                    run=run,
+                    name=f"{prefix}{item.get('name') or 'response'}"[:500],
+                    exit_code=status if isinstance(status, int) else None,
+                    error=str(item.get("note") or "")[:2000],
+                    file=stored[0] if stored else "",
+                    sha256=stored[1] if stored else "",
+                    size=stored[2] if stored else 0,
+                    position=base + offset,
+                )
+            )
+        ProbeOutput.objects.bulk_create(rows)
+
+
+def _keep_facts(run: ProbeRun, facts: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    kept = {k: v for k, v in facts.items() if k not in ("raw", "gpu_nodes")}
+    if extra:
+        kept.update(extra)
+    ProbeRun.objects.filter(pk=run.pk, work_started_at=run.work_started_at).update(
+        cluster_facts=kept
+    )
+    run.cluster_facts = kept
+
+
+def _store_gpu_nodes(
+    run: ProbeRun, cluster: Cluster, collected: _Collected, gpu_nodes: list[NodeFacts]
+) -> None:
+    ProbeRun.objects.filter(pk=run.pk).update(progress_total=max(len(gpu_nodes), 1))
+    for facts in gpu_nodes:
+        if cluster.expected_gpus_per_node and facts.get("expected_gpu_count") is None:
+            facts["expected_gpu_count"] = cluster.expected_gpus_per_node
+        _store_read_node(run, collected, NodeInput(facts, []))
+
+
+def _execute_kubernetes(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+) -> None:
+    from poc.probes.connectors import kubernetes as kube
+
+    target = kube.KubeTarget(
+        api_url=cluster.api_url,
+        token=secrets.get("bearer_token", ""),
+        ca_pem=secrets.get("ca_pem", ""),
+        kubeconfig=secrets.get("kubeconfig", ""),
+        timeout=float(settings.PROBE_COMMAND_TIMEOUT),
+    )
+    resolve = _resolver(kube.ConnectorError)
+    try:
+        facts = kube.probe_kubernetes(target, resolve=resolve)
+    except kube.ConnectorError as exc:
+        raise _connector_error(exc) from None
+    _store_raw(run, facts.get("raw", []))
+    failures: dict[str, Any] = {}
+    if run.with_failures:
+        namespace = cluster.failure_namespace or "default"
+        # Leftovers of earlier runs that could not clean up (a lost worker) go first.
+        swept: list[str] = []
+        earlier = (
+            ProbeRun.objects.filter(cluster=cluster, with_failures=True)
+            .exclude(pk=run.pk)
+            .exclude(status=ProbeStatus.DONE)
+            .order_by("-pk")
+            .values_list("pk", flat=True)[:10]
+        )
+        for pk in earlier:
+            try:
+                swept += kube.sweep(
+                    target, resolve=resolve, namespace=namespace, label_selector=failure_label(pk)
+                )
+            except kube.ConnectorError as exc:
+                swept.append(f"run {pk}: {exc}")
+        try:
+            outcome = kube.over_quota(
+                target,
+                resolve=resolve,
+                namespace=namespace,
+                label=failure_label(run.pk),
+                timeout=min(120.0, float(settings.PROBE_SOFT_TIME_LIMIT) / 3),
+            )
+        except kube.ConnectorError as exc:
+            failures = {"error": str(exc), "scenarios": []}
+        else:
+            _store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
+            failures = {**outcome, "swept": swept}
+    _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
+    _store_gpu_nodes(run, cluster, collected, facts.get("gpu_nodes", []))
+    claim.advance()
+
+
+def _slurm_target(cluster: Cluster, secrets: dict[str, Any]) -> Any:
+    from poc.probes.connectors import slurm
+
+    return slurm.SlurmRestTarget(
+        url=cluster.api_url,
+        user=cluster.slurm_user,
+        token=secrets.get("jwt", ""),
+        timeout=float(settings.PROBE_COMMAND_TIMEOUT),
+    )
+
+
+def _execute_slurm_rest(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+) -> None:
+    from poc.probes.connectors import slurm
+
+    target = _slurm_target(cluster, secrets)
+    resolve = _resolver(slurm.ConnectorError)
+    try:
+        facts = slurm.probe_slurm_rest(target, resolve=resolve)
+    except slurm.ConnectorError as exc:
+        raise _connector_error(exc) from None
+    _store_raw(run, facts.get("raw", []))
+    failures: dict[str, Any] = {}
+    if run.with_failures:
+        try:
+            outcome = slurm.over_quota_rest(target, resolve=resolve)
+        except slurm.ConnectorError as exc:
+            failures = {"error": str(exc), "scenarios": []}
+        else:
+            _store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
+            failures = {"scenarios": [outcome]}
+    _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
+    _store_gpu_nodes(run, cluster, collected, facts.get("gpu_nodes", []))
+    claim.advance()
+
+
+def _execute_slurm_ssh(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+) -> None:
+    """Slurm's commands on its login node (the first node listed), over SSH."""
+    from poc.probes.connectors import slurm
+
+    nodes = list(_ssh_nodes(cluster, secrets, collected, run))[:1]
+    if not nodes:
+        raise RunFailed(collected.failed[0] if collected.failed else _("no login node"))
+    commands = [(command, command) for command in slurm.CLI_COMMANDS]
+    (result,) = list(ssh_connector.probe_nodes(nodes, concurrency=1, commands=commands))
+    if result.error:
+        if result.failure in ("connect", "timeout"):
+            raise ClusterUnreachable(result.error)
+        raise RunFailed(result.error)
+    outputs = {o["name"]: o.get("stdout") or "" for o in result.outputs if not o.get("error")}
+    facts = slurm.facts_from_cli(outputs)
+    raw = [
+        {
+            "name": o["name"],
+            "status": o.get("exit_code"),
+            "text": o.get("stdout") or o.get("stderr") or "",
+        }
+        for o in result.outputs
+    ]
+    _store_raw(run, raw)
+    failures: dict[str, Any] = {}
+    if run.with_failures:
+        largest = max((n.get("gpus_total") or 0 for n in facts.get("nodes", [])), default=0)
+        command = slurm.over_quota_command(largest + 1)
+        (submitted,) = list(
+            ssh_connector.probe_nodes(nodes, concurrency=1, commands=[("over quota", command)])
+        )
+        if submitted.error or not submitted.outputs:
+            failures = {"error": submitted.error or _("nothing ran"), "scenarios": []}
+        else:
+            out = submitted.outputs[0]
+            exit_code = out.get("exit_code")
+            outcome = slurm.parse_over_quota_output(
+                exit_code if isinstance(exit_code, int) else -1,
+                out.get("stdout") or "",
+                out.get("stderr") or "",
+                seconds=float(out.get("duration_s") or 0.0),
+                command=command,
+            )
+            if outcome.get("cancel_command"):
+                list(
+                    ssh_connector.probe_nodes(
+                        nodes, concurrency=1, commands=[("cancel", outcome["cancel_command"])]
+                    )
+                )
+            _store_raw(
+                run,
+                [
+                    {
+                        "name": command,
+                        "status": out.get("exit_code"),
+                        "text": (out.get("stdout") or "") + (out.get("stderr") or ""),
+                    }
+                ],
+                prefix="controlled failure: ",
+            )
+            failures = {"scenarios": [outcome]}
+    _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
+    _store_gpu_nodes(run, cluster, collected, facts.get("gpu_nodes", []))
+    claim.advance()
+
+
 EXECUTORS: dict[str, Callable[..., None]] = {
     ClusterKind.SSH: _execute_ssh,
+    ClusterKind.KUBERNETES: _execute_kubernetes,
+    ClusterKind.SLURM_REST: _execute_slurm_rest,
+    ClusterKind.SLURM_SSH: _execute_slurm_ssh,
 }
 
 
@@ -731,8 +963,14 @@ def _finish(
             row.gpu_count = sum(len(f["gpus"]) for f in collected.facts)
             row.verdict = _worst(collected.verdicts) if collected.verdicts else ""
         row.save()
-        if collected is not None and collected.facts:
-            record_run_results(row, collected.facts, collected.cited, actor=run.created_by)
+        if collected is not None and (collected.facts or row.cluster_facts):
+            record_run_results(
+                row,
+                collected.facts,
+                collected.cited,
+                actor=run.created_by,
+                cluster_facts=row.cluster_facts or None,
+            )
         event_record(
             project=row.project,
             actor=None,
@@ -740,6 +978,10 @@ def _finish(
             subject=f"{row.cluster.name if row.cluster else row.candidate.slug} · probe {row.pk}",
             after={"status": status, "nodes": row.node_count, "gpus": row.gpu_count},
         )
+
+
+def run_has_facts(run: ProbeRun) -> bool:
+    return ProbeRun.objects.filter(pk=run.pk).exclude(cluster_facts={}).exists()
 
 
 def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | None:
@@ -767,6 +1009,23 @@ def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | 
         return run
     try:
         executor(run, cluster, secrets, claim, collected)
+    except ClusterUnreachable as exc:
+        if not final_attempt:
+            ProbeRun.objects.filter(pk=run.pk, work_started_at=run.work_started_at).update(
+                status=ProbeStatus.QUEUED,
+                work_started_at=None,
+                error=str(exc)[:4000],
+                progress_done=0,
+                queued_at=timezone.now(),
+            )
+            ProbeNode.objects.filter(run=run).delete()
+            ProbeOutput.objects.filter(run=run).delete()
+            raise
+        _finish(run, claim, ProbeStatus.FAILED, str(exc), collected)
+        return run
+    except RunFailed as exc:
+        _finish(run, claim, ProbeStatus.FAILED, str(exc), collected)
+        return run
     except Exception as exc:
         from celery.exceptions import SoftTimeLimitExceeded
 
@@ -792,7 +1051,7 @@ def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | 
             _("Cancelled; the nodes read so far are kept."),
             collected,
         )
-    elif not collected.facts:
+    elif not collected.facts and (cluster.uses_ssh or not run_has_facts(run)):
         reasons = "; ".join(collected.failed[:3]) or _("no node was read")
         if collected.unreachable == collected.position and collected.position and not final_attempt:
             ProbeRun.objects.filter(pk=run.pk, work_started_at=run.work_started_at).update(
@@ -832,9 +1091,12 @@ def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | 
 # --- controlled failures ------------------------------------------------------------------
 
 
+FAILURE_LABEL_KEY = "workbench.probe/run"
+
+
 def failure_label(run_id: int | str) -> str:
     """The label on everything a controlled failure creates (the sweeper looks for it)."""
-    return f"workbench.probe/run={run_id}"
+    return f"{FAILURE_LABEL_KEY}={run_id}"
 
 
 def planned_objects(cluster: Cluster) -> list[dict[str, Any]]:

@@ -357,13 +357,13 @@ def record_run_results(
     *,
     actor: User | None,
     token: ApiToken | None = None,
-    extra: list[ResultRow] | None = None,
+    cluster_facts: dict[str, Any] | None = None,
 ) -> tuple[RunImport | None, dict[str, list[dict[str, str]]], int]:
-    """A result for every bound action of the run's project, judged on `facts`, recorded
-    through the ingest service CI posts use (append-only, new / regressed / recovered)."""
+    """A result for every bound action of the run's project, judged on `facts` (and what a
+    cluster connector read beyond nodes), recorded through the ingest service CI posts use
+    (append-only, new / regressed / recovered)."""
     bindings = bindings_for_project(run.project)
-    rows = [_result_row(run, run.candidate, b, facts, cited) for b in bindings]
-    rows += extra or []
+    rows = [_result_row(run, run.candidate, b, facts, cited, cluster_facts) for b in bindings]
     notable: dict[str, list[dict[str, str]]] = {"regressed": [], "recovered": []}
     if not rows:
         return None, notable, 0
@@ -401,8 +401,9 @@ def _result_row(
     binding: Binding,
     facts: list[NodeFacts],
     cited: list[StoredFile],
+    cluster_facts: dict[str, Any] | None = None,
 ) -> ResultRow:
-    verdict = checks.run_check(binding.check, binding.params, facts)
+    verdict = checks.run_check(binding.check, binding.params, facts, cluster=cluster_facts)
     statement = verdict["check"]
     if verdict["status"] == "passed":
         outcome, cause = Outcome.PASSED, ""

@@ -126,6 +126,7 @@ def _unable(detail: str, measured: str = "") -> _Result:
 
 
 Evaluate = Callable[[dict[str, Any], list[NodeFacts]], _Result]
+ClusterEvaluate = Callable[[dict[str, Any], list[NodeFacts], dict[str, Any]], _Result]
 Statement = Callable[[dict[str, Any]], str]
 
 
@@ -139,6 +140,9 @@ class Check:
     params: tuple[Param, ...]
     statement: Statement  # the check as a sentence, from cleaned params
     evaluate: Evaluate
+    # Checks of what a cluster connector read beyond GPU nodes (queues, controlled failures):
+    # given the run's cluster facts; unable where the run has none (an upload, the agent).
+    evaluate_cluster: "ClusterEvaluate | None" = None
 
     def as_json(self) -> dict[str, Any]:
         """The check's key, label, description and parameter schema, for forms and the API."""
@@ -732,6 +736,91 @@ def _host_to_device_gbps_at_least(params: dict[str, Any], nodes: list[NodeFacts]
     return _passed(measured)
 
 
+# --- cluster facts ---------------------------------------------------------------------------
+
+
+def _no_cluster(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    return _unable(_("this probe read no cluster (an upload or the push agent)"))
+
+
+FAILURE_SCENARIOS = ("more_gpus_than_any_node", "over_resource_quota")
+
+
+def _controlled_failure_clean(
+    params: dict[str, Any], nodes: list[NodeFacts], cluster: dict[str, Any]
+) -> _Result:
+    failures = cluster.get("controlled_failures")
+    if not isinstance(failures, dict):
+        return _unable(_("the run did not include controlled failures"))
+    wanted = params["scenario"]
+    scenarios = [s for s in failures.get("scenarios") or [] if isinstance(s, dict)]
+    found = [s for s in scenarios if s.get("name", s.get("scenario")) == wanted]
+    if not found:
+        reason = failures.get("error") or _("the scenario did not run on this cluster")
+        return _unable(str(reason))
+    scenario = found[0]
+    state = str(scenario.get("state") or "")
+    reason = str(scenario.get("reason") or "")
+    seconds = scenario.get("seconds")
+    measured = _("%(state)s: %(reason)s") % {"state": state or "?", "reason": reason or "—"}
+    if isinstance(seconds, int | float):
+        measured += _(" (after %(s)s s)") % {"s": _number(round(seconds, 1))}
+    if scenario.get("clean"):
+        return _passed(measured)
+    return _failed(
+        measured,
+        _("the request was not refused or left pending with a reason in time (%(state)s)")
+        % {"state": state or "?"},
+    )
+
+
+def _queue_names(cluster: dict[str, Any]) -> tuple[list[str], str]:
+    """The scheduler queues (or Slurm partitions) a cluster probe found, and which kind."""
+    if cluster.get("format", "").startswith("workbench-slurm-facts"):
+        return [str(p.get("name")) for p in cluster.get("partitions") or []], "partition"
+    names = [str(q.get("name")) for q in (cluster.get("volcano") or {}).get("queues") or []]
+    names += [str(q.get("name")) for q in (cluster.get("kai") or {}).get("queues") or []]
+    return names, "queue"
+
+
+def _queues_present(
+    params: dict[str, Any], nodes: list[NodeFacts], cluster: dict[str, Any]
+) -> _Result:
+    names, _kind = _queue_names(cluster)
+    missing = [n for n in params["names"] if n not in names]
+    measured = ", ".join(names[:DETAIL_ITEMS]) or _("none")
+    if not missing:
+        return _passed(measured)
+    blocked = [
+        c
+        for c in cluster.get("could_not_check") or []
+        if "queue" in str(c.get("what", "")).lower()
+        or "partition" in str(c.get("what", "")).lower()
+    ]
+    if blocked and not names:
+        return _unable(str(blocked[0].get("reason") or ""), measured)
+    return _failed(measured, _("missing: %(names)s") % {"names": _listing(missing)})
+
+
+def _product_present(
+    params: dict[str, Any], nodes: list[NodeFacts], cluster: dict[str, Any]
+) -> _Result:
+    wanted = params["product"]
+    products = [p for p in cluster.get("products") or [] if p.get("key") == wanted]
+    if not products:
+        return _unable(_("this kind of cluster does not report %(p)s") % {"p": wanted})
+    product = products[0]
+    state = str(product.get("state") or "")
+    measured = f"{product.get('name') or wanted}: {state or '—'}"
+    if product.get("present") is None:
+        return _unable(str(product.get("detail") or _("could not check")), measured)
+    if not product.get("present"):
+        return _failed(measured, _("not installed"))
+    if params["ready"] and state.lower() not in ("ready", "open", "up", ""):
+        return _failed(measured, str(product.get("detail") or state))
+    return _passed(measured)
+
+
 # --- the catalogue --------------------------------------------------------------------------
 
 
@@ -950,6 +1039,68 @@ CHECKS: tuple[Check, ...] = (
     ),
 )
 
+CHECKS = (
+    *CHECKS,
+    Check(
+        key="controlled_failure_clean",
+        label=gettext_lazy("Controlled failure fails cleanly"),
+        description=gettext_lazy(
+            "A run with controlled failures asked the cluster's scheduler for more than it may "
+            "give (more GPUs than any node has, or more than a GPU quota allows); it passes "
+            "when the request was refused, or left pending with a reason a user can read, in "
+            "time. Unable when the run had no controlled failures."
+        ),
+        params=(
+            Param(
+                "scenario",
+                "choice",
+                gettext_lazy("Scenario"),
+                default="more_gpus_than_any_node",
+                choices=FAILURE_SCENARIOS,
+            ),
+        ),
+        statement=lambda p: _("Controlled failure %(scenario)s refused with a reason") % p,
+        evaluate=_no_cluster,
+        evaluate_cluster=_controlled_failure_clean,
+    ),
+    Check(
+        key="scheduler_queues_present",
+        label=gettext_lazy("Scheduler queues exist"),
+        description=gettext_lazy(
+            "The cluster's scheduler has every named queue (Volcano or KAI / Run:ai queues on "
+            "Kubernetes, partitions on Slurm)."
+        ),
+        params=(Param("names", "str_list", gettext_lazy("Queue or partition names")),),
+        statement=lambda p: (
+            _("Scheduler queues exist: %(names)s") % {"names": ", ".join(p["names"])}
+        ),
+        evaluate=_no_cluster,
+        evaluate_cluster=_queues_present,
+    ),
+    Check(
+        key="product_present",
+        label=gettext_lazy("Product installed"),
+        description=gettext_lazy(
+            "The cluster runs the product (GPU Operator, Volcano, KAI / Run:ai, OpenShift AI), "
+            "and, when asked, reports it ready."
+        ),
+        params=(
+            Param(
+                "product",
+                "choice",
+                gettext_lazy("Product"),
+                choices=("kubernetes-gpu-operator", "volcano", "kai", "runai", "openshift-ai"),
+            ),
+            Param("ready", "bool", gettext_lazy("Must be ready"), default=True),
+        ),
+        statement=lambda p: (
+            (_("%(product)s installed and ready") if p["ready"] else _("%(product)s installed")) % p
+        ),
+        evaluate=_no_cluster,
+        evaluate_cluster=_product_present,
+    ),
+)
+
 CHECKS_BY_KEY: dict[str, Check] = {check.key: check for check in CHECKS}
 
 
@@ -1087,7 +1238,13 @@ def _stale(key: str, exc: CheckParamsError) -> str:
     }
 
 
-def run_check(key: str, params: dict[str, Any] | None, nodes: list[NodeFacts]) -> CheckOutcome:
+def run_check(
+    key: str,
+    params: dict[str, Any] | None,
+    nodes: list[NodeFacts],
+    *,
+    cluster: dict[str, Any] | None = None,
+) -> CheckOutcome:
     """Run a check on all the nodes of one probe run. A binding whose check or parameters are no
     longer valid (the catalogue changed) is "unable", with the reason, rather than an error: one
     stale binding must not stop a probe run from being recorded."""
@@ -1096,7 +1253,10 @@ def run_check(key: str, params: dict[str, Any] | None, nodes: list[NodeFacts]) -
     except CheckParamsError as exc:
         return {"status": "unable", "measured": "", "detail": str(exc), "check": _stale(key, exc)}
     check = CHECKS_BY_KEY[key]
-    result = check.evaluate(cleaned, nodes)
+    if check.evaluate_cluster is not None and cluster:
+        result = check.evaluate_cluster(cleaned, nodes, cluster)
+    else:
+        result = check.evaluate(cleaned, nodes)
     return {
         "status": result.status,
         "measured": result.measured,

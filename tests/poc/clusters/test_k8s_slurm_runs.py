@@ -1,0 +1,230 @@
+"""Kubernetes and Slurm clusters probed end to end: the run stores the GPU nodes and what the
+scheduler said, the controlled failures run and clean up, and the bound actions get results.
+Kubernetes is the fake API server replaying recorded objects; Slurm is real (tests/slurm_rig)."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from poc.models import ProbeNode, ProbeOutput, ResultCell
+from poc.probes.connectors import kubernetes as kube
+from poc.services import clusters as services
+from tests.fakes.k8s_api import FakeKubeApi, cluster_policy, gpu_quota, operand_daemonsets
+from tests.slurm_rig import SlurmRig, missing_binaries, slurm_rig
+
+pytestmark = pytest.mark.django_db
+TOKEN = "probe-token-7c1d"
+NS = "gpu-probe"
+
+
+@pytest.fixture
+def kube_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKubeApi]:
+    monkeypatch.setattr(kube, "POLL_SECONDS", 0.01)
+    with FakeKubeApi(token=TOKEN) as api:
+        yield api
+
+
+@pytest.fixture(scope="module")
+def rig() -> Iterator[SlurmRig]:
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(f"Slurm not installed ({', '.join(missing)})")
+    with slurm_rig() as running:
+        yield running
+
+
+def _cells(candidate: Any) -> dict[str, str]:
+    return dict(
+        ResultCell.objects.filter(candidate=candidate).values_list("action__key", "outcome")
+    )
+
+
+def _apply_cluster_templates(project: Any) -> None:
+    from evaluations.catalog import load_templates
+    from evaluations.models import TemplateSet
+    from evaluations.services import template_catalog_seed, template_set_apply
+
+    template_catalog_seed(sets=load_templates())
+    template_set_apply(
+        project=project,
+        template_set=TemplateSet.objects.get(key="cluster-probe-evidence"),
+        actor=None,
+    )
+
+
+def _run(cluster: Any) -> Any:
+    run = services.probe_run_start(cluster=cluster, actor=None)
+    services.probe_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    return run
+
+
+def test_a_kubernetes_cluster_run_with_controlled_failures(gpu_suite, kube_api) -> None:
+    _apply_cluster_templates(gpu_suite["alpha"])
+    kube_api.add_fixture("node-2x-tesla-t4.yaml")
+    kube_api.add(cluster_policy("ready"), *operand_daemonsets(), gpu_quota(NS, 8))
+    cluster = services.cluster_save(
+        project=gpu_suite["alpha"],
+        data=services.ClusterData(
+            name="k8s",
+            kind="kubernetes",
+            candidate=gpu_suite["volcano"],
+            api_url=kube_api.url("127.0.0.1"),
+            controlled_failures=True,
+            failure_namespace=NS,
+        ),
+        secrets={"bearer_token": TOKEN},
+        actor=None,
+    )
+    assert cluster.secret_summary == {"bearer_token": f"set, {len(TOKEN)} characters"}
+    run = _run(cluster)
+    assert run.status == "done", run.error
+    assert (run.source, run.node_count, run.gpu_count) == ("kubernetes", 1, 2)
+    (node,) = ProbeNode.objects.filter(run=run)
+    assert node.facts["gpus"][0]["memory_total_mib"] is not None
+    scenarios = {s["name"]: s for s in run.cluster_facts["controlled_failures"]["scenarios"]}
+    assert scenarios["more_gpus_than_any_node"]["clean"] is True
+    assert scenarios["over_resource_quota"]["clean"] is True
+    assert "raw" not in run.cluster_facts and "gpu_nodes" not in run.cluster_facts
+    names = set(ProbeOutput.objects.filter(run=run).values_list("name", flat=True))
+    assert any(n.startswith("GET /api/v1/nodes") for n in names)
+    assert any(n.startswith("controlled failure: ") for n in names)
+    # Both scenarios created objects, and none of them is left on the cluster.
+    assert len(kube_api.received("POST")) == 2
+    leftovers = [
+        o
+        for objects in kube_api.store.values()
+        for o in objects
+        if "workbench.probe/run" in (o.get("metadata", {}).get("labels") or {})
+    ]
+    assert leftovers == []
+    cells = _cells(gpu_suite["volcano"])
+    assert cells["cluster-probe-more-gpus-than-any-node"] == "passed"
+    assert cells["cluster-probe-over-quota"] == "passed"
+    assert cells["cluster-probe-gpu-operator"] == "passed"
+    assert cells["gpu-probe-count"] == "failed"  # two T4s where the template asks for eight
+    assert TOKEN not in str(run.cluster_facts) and TOKEN not in run.error
+
+
+def test_a_kubernetes_run_without_failures_leaves_those_actions_not_covered(
+    gpu_suite, kube_api
+) -> None:
+    _apply_cluster_templates(gpu_suite["alpha"])
+    kube_api.add_fixture("node-2x-tesla-t4.yaml")
+    cluster = services.cluster_save(
+        project=gpu_suite["alpha"],
+        data=services.ClusterData(
+            name="k8s",
+            kind="kubernetes",
+            candidate=gpu_suite["volcano"],
+            api_url=kube_api.url("127.0.0.1"),
+        ),
+        secrets={"bearer_token": TOKEN},
+        actor=None,
+    )
+    run = _run(cluster)
+    assert run.status == "done"
+    assert not kube_api.received("POST")  # nothing created without the opt-in
+    cells = _cells(gpu_suite["volcano"])
+    assert cells["cluster-probe-more-gpus-than-any-node"] == "not_covered"
+    assert cells["cluster-probe-gpu-operator"] == "failed"  # no ClusterPolicy: not installed
+
+
+def test_a_kubeconfig_with_an_exec_plugin_fails_the_run_and_runs_nothing(
+    gpu_suite, kube_api, tmp_path
+) -> None:
+    marker = tmp_path / "ran"
+    config = kube_api.kubeconfig("127.0.0.1", exec={"command": "touch", "args": [str(marker)]})
+    cluster = services.cluster_save(
+        project=gpu_suite["alpha"],
+        data=services.ClusterData(name="k8s", kind="kubernetes", candidate=gpu_suite["volcano"]),
+        secrets={"kubeconfig": config},
+        actor=None,
+    )
+    run = _run(cluster)
+    assert run.status == "failed" and "exec" in run.error
+    assert not marker.exists() and not kube_api.requests
+
+
+def test_a_kubernetes_api_at_a_metadata_address_is_refused(gpu_suite) -> None:
+    cluster = services.cluster_save(
+        project=gpu_suite["alpha"],
+        data=services.ClusterData(
+            name="k8s",
+            kind="kubernetes",
+            candidate=gpu_suite["volcano"],
+            api_url="http://169.254.169.254/",
+        ),
+        secrets={"bearer_token": TOKEN},
+        actor=None,
+    )
+    run = _run(cluster)
+    assert run.status == "failed" and "never probed" in run.error
+
+
+def test_a_slurm_cluster_through_slurmrestd_refuses_the_oversized_job_for_real(
+    gpu_suite, rig
+) -> None:
+    _apply_cluster_templates(gpu_suite["alpha"])
+    cluster = services.cluster_save(
+        project=gpu_suite["alpha"],
+        data=services.ClusterData(
+            name="slurm",
+            kind="slurm_rest",
+            candidate=gpu_suite["volcano"],
+            api_url=rig.rest_url,
+            slurm_user=rig.job_user,
+            controlled_failures=True,
+        ),
+        secrets={"jwt": rig.token()},
+        actor=None,
+    )
+    run = _run(cluster)
+    assert run.status == "done", run.error
+    assert (run.source, run.node_count, run.gpu_count) == ("slurm", 1, 8)
+    (scenario,) = run.cluster_facts["controlled_failures"]["scenarios"]
+    assert scenario["clean"] is True and scenario["state"] == "refused"
+    assert "Requested node configuration is not available" in scenario["reason"]
+    cells = _cells(gpu_suite["volcano"])
+    assert cells["cluster-probe-more-gpus-than-any-node"] == "passed"
+    assert cells["gpu-probe-count"] == "passed"  # eight declared GPUs
+    assert cells["cluster-probe-over-quota"] == "not_covered"  # Slurm has no such scenario here
+
+
+def test_a_slurmrestd_answering_html_fails_with_a_readable_reason(gpu_suite) -> None:
+    import http.server
+    import threading
+
+    class Html(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = b"<html><body>Login required</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cluster = services.cluster_save(
+            project=gpu_suite["alpha"],
+            data=services.ClusterData(
+                name="slurm",
+                kind="slurm_rest",
+                candidate=gpu_suite["volcano"],
+                api_url=f"http://127.0.0.1:{server.server_address[1]}",
+                slurm_user="ops",
+            ),
+            secrets={"jwt": "header.payload.signature"},
+            actor=None,
+        )
+        run = _run(cluster)
+    finally:
+        server.shutdown()
+    assert run.status == "failed"
+    assert "text/html" in run.error and "header.payload.signature" not in run.error
