@@ -561,3 +561,11 @@ def cluster_runs(cluster: Cluster, *, limit: int = 20) -> list[ProbeRun]:
         .select_related("created_by")
         .order_by("-created_at", "-pk")[:limit]
     )
+
+
+def cluster_with_project(cluster_id: int) -> Cluster | None:
+    return (
+        Cluster.objects.filter(pk=cluster_id)
+        .select_related("project", "candidate", "candidate__solution")
+        .first()
+    )

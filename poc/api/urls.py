@@ -1,6 +1,6 @@
 from django.urls import path
 
-from poc.api import probes, views
+from poc.api import clusters, probes, views
 from reports import api as sheet_api
 
 urlpatterns = [
@@ -31,6 +31,10 @@ urlpatterns = [
         name="api_probes",
     ),
     path("probes/<int:run_id>/", probes.ProbeDetailApi.as_view(), name="api_probe_detail"),
+    path("projects/<slug:slug>/clusters/", clusters.ClusterListApi.as_view(), name="api_clusters"),
+    path(
+        "clusters/<int:cluster_id>/runs/", clusters.ClusterRunApi.as_view(), name="api_cluster_run"
+    ),
     path("projects/<slug:slug>/sheets/", sheet_api.SheetCreateApi.as_view(), name="api_sheets"),
     path("sheets/verify/", sheet_api.SheetVerifyApi.as_view(), name="api_sheet_verify"),
     path("sheets/<int:sheet_id>/", sheet_api.SheetDetailApi.as_view(), name="api_sheet"),
