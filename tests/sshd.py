@@ -111,7 +111,12 @@ def start_node(directory: Path, client: Path | None = None, **env: str) -> SshNo
     os.chmod(directory, 0o755)
     bin_dir = directory / "bin"
     bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "nvidia-smi").symlink_to(FAKE_SMI)
+    # Copies, not links: the node's user may not be able to reach the checkout or shared/.
+    shutil.copy(FAKE_SMI, bin_dir / "nvidia-smi")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    captures = directory / "captures"
+    if not captures.exists():
+        shutil.copytree(H200, captures)
     (bin_dir / "dmesg").write_text(
         "#!/bin/sh\necho 'dmesg: read kernel buffer failed: Operation not permitted' >&2\nexit 1\n"
     )
@@ -129,7 +134,7 @@ def start_node(directory: Path, client: Path | None = None, **env: str) -> SshNo
     port = free_port()
     session_env = {
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
-        "FAKE_NVIDIA_SMI_DIR": str(H200),
+        "FAKE_NVIDIA_SMI_DIR": str(captures),
         **env,
     }
     setenv = " ".join(f'"{k}={v}"' for k, v in session_env.items())
