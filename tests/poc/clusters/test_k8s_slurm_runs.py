@@ -228,3 +228,41 @@ def test_a_slurmrestd_answering_html_fails_with_a_readable_reason(gpu_suite) -> 
         server.shutdown()
     assert run.status == "failed"
     assert "text/html" in run.error and "header.payload.signature" not in run.error
+
+
+def test_a_slurm_cluster_over_ssh_reads_the_commands_and_the_refusal(
+    gpu_suite, rig, node_root
+) -> None:
+    from tests.sshd import start_node
+
+    _apply_cluster_templates(gpu_suite["alpha"])
+    login = start_node(node_root / "slurm-login", SLURM_CONF=str(rig.conf))
+    try:
+        cluster = services.cluster_save(
+            project=gpu_suite["alpha"],
+            data=services.ClusterData(
+                name="slurm-ssh",
+                kind="slurm_ssh",
+                candidate=gpu_suite["volcano"],
+                hosts=f"127.0.0.1:{login.port}",
+                ssh_user="wbprobe",
+                controlled_failures=True,
+            ),
+            secrets={"ssh_private_key": login.client_key},
+            actor=None,
+        )
+        checks = services.cluster_test_connection(cluster=cluster, actor=None)
+        services.cluster_confirm_host_keys(
+            cluster=cluster, fingerprints={c.node: c.fingerprint for c in checks}, actor=None
+        )
+        run = _run(cluster)
+    finally:
+        login.stop()
+    assert run.status == "done", run.error
+    assert (run.source, run.node_count, run.gpu_count) == ("slurm", 1, 8)
+    assert [n["name"] for n in run.cluster_facts["nodes"]] == [rig.node]
+    (scenario,) = run.cluster_facts["controlled_failures"]["scenarios"]
+    assert scenario["state"] == "refused" and scenario["clean"] is True
+    assert "--gres=gpu:9" in scenario.get("command", "") or scenario.get("gpus_requested") == 9
+    cells = _cells(gpu_suite["volcano"])
+    assert cells["cluster-probe-more-gpus-than-any-node"] == "passed"

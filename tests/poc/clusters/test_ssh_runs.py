@@ -262,3 +262,16 @@ def test_secrets_stay_out_of_history_pages_and_the_task_message(
     from poc.tasks import probe_run_task
 
     assert list(inspect.signature(probe_run_task.run).parameters) == ["run_id"]
+
+
+def test_a_schedule_starts_a_run_when_due_and_not_before(gpu_suite, ssh_nodes) -> None:
+    cluster = register(gpu_suite, [ssh_nodes["gpu1"]], schedule_minutes=30)
+    unscheduled = register(gpu_suite, [ssh_nodes["gpu2"]], name="manual")
+    now = timezone.now()
+    (first,) = services.probe_schedule_due(now=now)
+    assert ProbeRun.objects.get(pk=first).cluster == cluster
+    assert not ProbeRun.objects.filter(cluster=unscheduled).exists()
+    ProbeRun.objects.filter(pk=first).update(status="done")
+    assert services.probe_schedule_due(now=now + timedelta(minutes=29)) == []
+    (second,) = services.probe_schedule_due(now=now + timedelta(minutes=31))
+    assert second != first

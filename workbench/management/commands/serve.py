@@ -1,6 +1,7 @@
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -27,6 +28,9 @@ class Command(BaseCommand):
                 "--pool=solo",
                 "--loglevel=INFO",
                 "--queues=default,reports,probes",
+                # Beat inside the worker: cluster schedules and lost probe runs, every minute.
+                "--beat",
+                f"--schedule={Path(settings.VAR_DIR) / 'celerybeat-schedule'}",
             ]
         )
         web = subprocess.Popen(
