@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from evaluations.catalog import SLUG_RE
 from evaluations.models import OWNER_TEAMS, Dimension, Importance, Scenario
+from workbench.spreadsheets import formula_safe, formula_unescaped
 
 FORMAT = "workbench-acceptance-suite/1"
 CSV_COLUMNS = [
@@ -100,15 +101,19 @@ def export_yaml(project: Any, requirements: list[Any]) -> str:
 
 def export_csv(requirements: list[Any]) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    plain = csv.writer(buffer, lineterminator="\n")
+    plain.writerow(CSV_COLUMNS)
+
+    def writerow(row: list[Any]) -> None:  # a cell that would run as a formula: written as text
+        plain.writerow([formula_safe(value) for value in row])
+
     for requirement in requirements:
         data = _requirement_dict(requirement)
         head = [data["feature"], data["dimension"], data["owner_team"], data["importance"]]
         if not data["actions"]:
-            writer.writerow([*head, "", "", "", "", "", ""])
+            writerow([*head, "", "", "", "", "", ""])
         for action in data["actions"]:
-            writer.writerow(
+            writerow(
                 [
                     *head,
                     action["key"],
@@ -307,8 +312,9 @@ def parse_csv(text: str) -> ParseResult:
     seen_keys: dict[str, int] = {}
     by_requirement: dict[tuple[str, str], RequirementRow] = {}
     try:
-        for row in reader:
+        for read in reader:
             line = reader.line_num
+            row = {k: formula_unescaped(v) if isinstance(v, str) else v for k, v in read.items()}
             requirement = _check_requirement(result, line, row)
             has_action = any((row.get(c) or "").strip() for c in CSV_COLUMNS[4:])
             action = None

@@ -13,6 +13,8 @@ from django.utils.translation import gettext_lazy as _
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
+from workbench.spreadsheets import formula_safe
+
 TABLES = ("matrix", "comparison", "responsibilities")
 TABLE_LABELS = {
     "matrix": _("Results matrix"),
@@ -80,8 +82,4 @@ def to_xlsx(rows: list[list[object]], title: str) -> bytes:
     return out.getvalue()
 
 
-def _safe(value: object) -> object:
-    # Text that a spreadsheet would run as a formula is kept as text.
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
+_safe = formula_safe  # text that a spreadsheet would run as a formula is kept as text

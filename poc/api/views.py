@@ -24,7 +24,11 @@ from poc.models import Run, TokenScope
 
 
 def _too_big(request: Request) -> Response | None:
-    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    raw = request.META.get("CONTENT_LENGTH") or "0"
+    try:
+        length = int(raw)
+    except ValueError:
+        return Response({"detail": f"Content-Length {str(raw)[:40]!r} is not a number"}, 400)
     if length > settings.API_MAX_BODY_BYTES:
         return Response(
             {"detail": f"request body over {settings.API_MAX_BODY_BYTES} bytes"}, status=413

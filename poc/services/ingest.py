@@ -81,12 +81,28 @@ class ResultRow:
     action_key: str = ""
 
 
+def text_problem(value: str) -> str:
+    """Why a text cannot be stored as it is ("" when it can): PostgreSQL refuses NUL
+    characters, and a lone surrogate is no Unicode text at all."""
+    if "\x00" in value:
+        return "contains a NUL character (\\u0000)"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode text (a lone surrogate such as \\ud800)"
+    return ""
+
+
 def _text(raw: dict[str, Any], name: str, problems: dict[str, str]) -> str:
     value = raw.get(name, "")
     if value is None:
         return ""
     if not isinstance(value, str):
         problems[name] = "must be a string"
+        return ""
+    problem = text_problem(value)
+    if problem:
+        problems[name] = problem
         return ""
     if len(value) > MAX_TEXT:
         problems[name] = f"longer than {MAX_TEXT} characters"
@@ -135,8 +151,8 @@ def validate_rows(
         if action is None:
             problems["action"] = f"unknown action key {key!r} in this project"
         outcome = raw.get("outcome")
-        if outcome not in OUTCOMES:
-            problems["outcome"] = f"{outcome!r} is not one of {', '.join(Outcome.values)}"
+        if not isinstance(outcome, str) or outcome not in OUTCOMES:
+            problems["outcome"] = f"{str(outcome)[:60]!r} is not one of {', '.join(Outcome.values)}"
         note = _text(raw, "note", problems)
         failure_cause = _text(raw, "failure_cause", problems)
         if outcome == Outcome.FAILED and not failure_cause:
@@ -151,9 +167,9 @@ def validate_rows(
             owner = integration.get("owner_team") or ""
             if not what:
                 problems["integration.what"] = "say what must be integrated"
-            if owner not in OWNER_VALUES:
+            if not isinstance(owner, str) or owner not in OWNER_VALUES:
                 problems["integration.owner_team"] = (
-                    f"{owner!r} is not one of {', '.join(sorted(OWNER_VALUES))}"
+                    f"{str(owner)[:60]!r} is not one of {', '.join(sorted(OWNER_VALUES))}"
                 )
             effort = _effort(integration.get("effort_days"), problems)
         urls = raw.get("evidence_urls") or []
@@ -202,9 +218,15 @@ def _effort(raw: Any, problems: dict[str, str]) -> Decimal | None:
         problems["integration.effort_days"] = f"{raw!r} is not a number"
         return None
     if not value.is_finite() or value < 0 or value >= Decimal("1000000"):
-        problems["integration.effort_days"] = "must be between 0 and 999999"
+        problems["integration.effort_days"] = "must be between 0 and 999999.9"
         return None
-    return value.quantize(Decimal("0.1"))
+    # Rounded first, then checked: 999999.95 rounds to 1000000.0, which the column (7 digits,
+    # one decimal) cannot hold.
+    value = value.quantize(Decimal("0.1"))
+    if value >= Decimal("1000000"):
+        problems["integration.effort_days"] = "must be between 0 and 999999.9 once rounded to 0.1"
+        return None
+    return value
 
 
 def classify(previous: str | None, outcome: str) -> str:

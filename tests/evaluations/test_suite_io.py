@@ -175,3 +175,42 @@ def test_import_needs_write_access_and_membership(filled, login) -> None:
     upload = SimpleUploadedFile("s.yaml", b"requirements: []\n")
     assert login(filled["dave"]).post(url, {"file": upload}).status_code == 403
     assert login(filled["charlie"]).post(url, {"file": upload}).status_code == 404
+
+
+def test_csv_export_keeps_formulas_as_text_and_round_trips_them(filled, login) -> None:
+    import csv
+    import io
+
+    formulas = [
+        '=HYPERLINK("http://evil.example","x")',
+        "+cmd|' /C calc'!A0",
+        "@SUM(A1:A9)",
+        "-1+1",
+    ]
+    requirement = services.requirement_create(
+        project=filled["alpha"],
+        actor=None,
+        feature=formulas[0],
+        dimension="scheduling",
+        owner_team="platform",
+        importance="must",
+    )
+    services.action_create(
+        requirement=requirement,
+        actor=None,
+        key="formula-test",
+        question=formulas[1],
+        pass_criterion=formulas[2],
+        steps=formulas[3],
+        scenario="real_task",
+    )
+    source = _suite(filled["alpha"])
+    exported = login(filled["alice"]).get(
+        reverse("evaluations:suite_export", kwargs={"slug": "alpha", "fmt": "csv"})
+    )
+    cells = [c for row in csv.reader(io.StringIO(exported.content.decode())) for c in row]
+    assert not any(c[:1] in "=+-@" and c for c in cells)  # nothing a spreadsheet would run
+    assert "'" + formulas[0] in cells and "'" + formulas[2] in cells
+    response = _upload(login(filled["charlie"]), "beta", "suite.csv", exported.content)
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    assert _suite(filled["beta"]) == source  # the apostrophes come off again on import
