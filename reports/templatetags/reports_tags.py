@@ -1,4 +1,5 @@
 from django import template
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
 from poc.models import Outcome, Verdict
@@ -7,9 +8,15 @@ register = template.Library()
 
 
 @register.filter
-def css_string(value: str) -> str:
-    """Text safe inside a CSS double-quoted string (the page header)."""
-    return "".join(ch for ch in str(value) if ch >= " ").replace("\\", "\\\\").replace('"', '\\"')
+def css_string(value: str) -> SafeString:
+    """Text safe inside a CSS double-quoted string in a <style> element (the page header).
+    A style element's text is not HTML: entities would be shown as written ("R&amp;D"), so
+    nothing is HTML-escaped; instead CSS escapes keep quotes, backslashes and angle brackets
+    (a "</style>") from ending the string or the element."""
+    text = "".join(ch for ch in str(value) if ch >= " ")
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    text = text.replace("<", "\\3c ").replace(">", "\\3e ")
+    return mark_safe(text)  # noqa: S308 - CSS-escaped above, inside a CSS string only
 
 
 @register.filter
