@@ -182,6 +182,9 @@ PROBE_COMMAND_TIMEOUT = env_int("PROBE_COMMAND_TIMEOUT", 60, minimum=1)
 
 # The API: bearer tokens for CI, the browser session for people; one rate budget per caller.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_MB", 20, minimum=1) * 1024 * 1024
+# Django refuses larger bodies before a view sees them (an HTML 400): let the API's own limit,
+# which answers 413 in JSON, be the one that counts.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(DATA_UPLOAD_MAX_MEMORY_SIZE, API_MAX_BODY_BYTES + 64 * 1024)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "poc.api.authentication.BearerTokenAuthentication",

@@ -1,3 +1,5 @@
+import logging
+import time
 from typing import Any
 
 from rest_framework.request import Request
@@ -5,9 +7,17 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from poc.api.access import request_token
 
+log = logging.getLogger(__name__)
+_last_warned = 0.0
+WARN_EVERY = 300  # seconds between two log lines about the same outage
+
 
 class CallerRateThrottle(SimpleRateThrottle):
-    """One budget per token (CI) or per user (browser); 429 with Retry-After past it."""
+    """One budget per token (CI) or per user (browser); 429 with Retry-After past it.
+
+    The counters live in the cache (Redis in production). When the cache cannot be reached,
+    requests are let through (results must still be stored) and the outage is logged once
+    every few minutes, not once per request."""
 
     scope = "caller"
 
@@ -20,3 +30,18 @@ class CallerRateThrottle(SimpleRateThrottle):
         else:
             ident = self.get_ident(request)
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        try:
+            return super().allow_request(request, view)
+        except Exception as exc:  # the cache's client raises its own errors (redis, memcached)
+            _warn(exc)
+            return True
+
+
+def _warn(exc: Exception) -> None:
+    global _last_warned
+    now = time.monotonic()
+    if now - _last_warned >= WARN_EVERY or _last_warned == 0.0:
+        _last_warned = now
+        log.warning("API rate limits are off: the cache cannot be reached (%s)", exc)

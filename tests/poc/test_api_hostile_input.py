@@ -103,3 +103,35 @@ def test_a_content_length_that_is_not_a_number_is_a_400(suite) -> None:
     )
     assert response.status_code == 400
     assert not Result.objects.exists()
+
+
+def test_the_api_keeps_storing_results_when_redis_is_down(suite, settings, caplog) -> None:
+    caches = dict(settings.CACHES)
+    caches["default"] = {
+        **caches["default"],
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+    }
+    settings.CACHES = caches
+    client, _, _ = token_client(suite["alpha"])
+    for number in range(3):
+        response = post_results(client, "alpha", payload([_row()], run=f"run-{number}"))
+        assert response.status_code == 201, response.content
+    assert Result.objects.count() == 3
+    warnings = [r for r in caplog.records if "rate limits are off" in r.getMessage()]
+    assert len(warnings) <= 1
+
+
+def test_a_body_between_ten_and_twenty_mib_is_read_and_one_over_the_limit_is_json(suite) -> None:
+    from django.conf import settings as django_settings
+
+    client, _, _ = token_client(suite["alpha"])
+    body = payload([_row()])
+    body["padding"] = "x" * (12 * 1024 * 1024)  # over Django's own 10 MiB default
+    assert django_settings.API_MAX_BODY_BYTES == 20 * 1024 * 1024
+    response = post_results(client, "alpha", body)
+    assert response.status_code == 201, response.content[:300]
+    body["padding"] = "x" * (21 * 1024 * 1024)
+    response = post_results(client, "alpha", body)
+    assert response.status_code == 413
+    assert "bytes" in response.json()["detail"]
