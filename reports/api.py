@@ -122,6 +122,10 @@ class SheetCreateApi(APIView):
                 candidate_slugs=payload.validated_data["candidates"],
                 actor=None if request_token(request) else request.user,
             )
+        except services.TooManyRenders as exc:
+            return Response(
+                {"detail": " ".join(exc.messages)}, status=429, headers={"Retry-After": "30"}
+            )
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=400)
         return Response(_sheet_data(sheet), status=202)

@@ -25,6 +25,13 @@ log = logging.getLogger(__name__)
 LANGUAGES = ("en", "zh-hans")
 
 
+MAX_PENDING_RENDERS = 3  # per project: more waits until the worker has caught up
+
+
+class TooManyRenders(ValidationError):
+    """The project already has as many sheets waiting for the worker as it may."""
+
+
 @transaction.atomic
 def sheet_generate(
     *, project: Project, language: str, actor: User | None, candidate_slugs: list[str] | None = None
@@ -40,6 +47,17 @@ def sheet_generate(
             {"candidates": _("Unknown candidates: %(slugs)s.") % {"slugs": ", ".join(unknown)}}
         )
     locked = Project.objects.select_for_update().get(pk=project.pk)  # serialise revisions
+    waiting = Sheet.objects.filter(
+        project=project, status__in=[SheetStatus.PENDING, SheetStatus.RENDERING]
+    ).count()
+    if waiting >= MAX_PENDING_RENDERS:
+        raise TooManyRenders(
+            _(
+                "%(count)s sheets of this project are still waiting to be rendered: try again "
+                "once they are ready."
+            )
+            % {"count": waiting}
+        )
     snapshot, text, digest = snapshot_and_hash(locked, language=language, candidate_slugs=slugs)
     fingerprint = (
         digest

@@ -213,3 +213,22 @@ def test_a_real_worker_renders_and_seals_the_sheet_on_the_reports_queue(
             raise AssertionError(worker.communicate(timeout=15)[0][-3000:]) from None
         assert sheet.status == SheetStatus.SEALED, sheet.seal_error
         assert verify_pdf(sheet.sealed_pdf.read()).valid
+
+
+@pytest.mark.django_db
+def test_a_token_cannot_queue_renders_without_end(evaluation) -> None:
+    from reports.services import MAX_PENDING_RENDERS
+
+    client, _token, _raw = token_client(evaluation["alpha"])
+    for _ in range(MAX_PENDING_RENDERS):
+        response = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json")
+        assert response.status_code == 202
+    refused = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json")
+    assert refused.status_code == 429 and refused["Retry-After"] == "30"
+    assert "still waiting to be rendered" in refused.json()["detail"]
+    assert Sheet.objects.filter(project=evaluation["alpha"]).count() == MAX_PENDING_RENDERS
+    # Once one is rendered, another may be queued.
+    first = Sheet.objects.filter(project=evaluation["alpha"]).order_by("pk").first()
+    Sheet.objects.filter(pk=first.pk).update(status=SheetStatus.READY)
+    again = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json")
+    assert again.status_code == 202
