@@ -25,6 +25,7 @@ from poc.models import (
     RunImport,
     Source,
 )
+from poc.services.cells import lock_cells
 from workbench.bulk import bulk_insert
 
 MAX_ROWS = 5000
@@ -257,6 +258,7 @@ def results_ingest(
     regressed or recovered. Posting again for the same run appends to it."""
     run_row = _run_for(project, run)
     cell_keys = {(r.candidate_id, r.action_id) for r in rows}
+    lock_cells(cell_keys)  # also the cells that have no row yet
     candidate_ids = {c for c, _a in cell_keys}
     action_ids = {a for _c, a in cell_keys}
     cells = {  # (candidate, action) -> (outcome, result id, result count), locked

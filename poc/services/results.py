@@ -28,6 +28,7 @@ from poc.models import (
     ResultCell,
     Source,
 )
+from poc.services.cells import lock_cells
 
 # --- results -----------------------------------------------------------------------------
 
@@ -59,6 +60,7 @@ def result_record(
                 % {"values": ", ".join(Outcome.values)}
             }
         )
+    lock_cells([(candidate.pk, action.pk)])  # also when the cell has no row yet
     cell = (
         ResultCell.objects.select_for_update()
         .select_related("result")
