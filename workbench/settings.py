@@ -5,6 +5,7 @@ broker. `DJANGO_ENV=production` switches to hardened settings and refuses to sta
 real secret key and allowed hosts. Every variable is documented in README.md.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "rest_framework",
     "drf_spectacular",
+    "axes",
     "workbench",
     "evaluations",
     "poc",
@@ -68,7 +70,22 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: it answers locked-out logins
 ]
+
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one user from one
+# address, that pair is locked out for AXES_COOLOFF_MINUTES; staff unlock it in the admin
+# (Access attempts: delete the row) or with `manage.py axes_reset_username USER`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 if env_bool("WORKBENCH_QUERY_STATS", default=False):
     MIDDLEWARE.insert(0, "workbench.middleware.QueryStatsMiddleware")

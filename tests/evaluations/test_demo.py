@@ -5,6 +5,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
+from django.test import RequestFactory
 from django.urls import reverse
 
 from evaluations.models import Candidate, Membership, Project, ProjectEvent, TeamRole, Tier
@@ -30,7 +31,8 @@ def test_demo_creates_one_user_per_role_and_is_idempotent() -> None:
     roles = dict(Membership.objects.filter(project=project).values_list("user__username", "role"))
     assert roles == {role: role for role in TeamRole.values}
     assert Membership.objects.get(project=project, user__username="platform").is_admin
-    assert authenticate(username="procurement", password="workbench-demo") is not None
+    login = RequestFactory().post("/accounts/login/")  # login throttling reads the request
+    assert authenticate(login, username="procurement", password="workbench-demo") is not None
     tiers = set(Candidate.objects.filter(project=project).values_list("tier", flat=True))
     assert tiers == {Tier.FIRST, Tier.ALTERNATIVE, Tier.NOT_APPLICABLE}
     assert all(c.reason for c in Candidate.objects.filter(project=project))
