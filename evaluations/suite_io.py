@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from evaluations.catalog import SLUG_RE
 from evaluations.models import OWNER_TEAMS, Dimension, Importance, Scenario
 from workbench.spreadsheets import formula_safe, formula_unescaped
+from workbench.text import text_problem
 
 FORMAT = "workbench-acceptance-suite/1"
 CSV_COLUMNS = [
@@ -257,8 +258,20 @@ def _node_data(node: yaml.Node, budget: list[int]) -> Any:
     return None
 
 
+def _unstorable(result: ParseResult, text: str) -> bool:
+    """Lines holding text the database cannot store, each named; True when there were any."""
+    found = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if problem := text_problem(line):
+            result.error(number, _("the line %(problem)s") % {"problem": problem})
+            found = True
+    return found
+
+
 def parse_yaml(text: str) -> ParseResult:
     result = ParseResult()
+    if _unstorable(result, text):
+        return result
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -304,6 +317,8 @@ def parse_yaml(text: str) -> ParseResult:
 
 def parse_csv(text: str) -> ParseResult:
     result = ParseResult()
+    if _unstorable(result, text):
+        return result
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
     if missing:

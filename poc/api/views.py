@@ -21,6 +21,7 @@ from poc import junit, selectors, services
 from poc.api.access import api_project, api_projects, request_token
 from poc.api.idempotency import idempotent
 from poc.models import Run, TokenScope
+from workbench.text import text_problem
 
 
 def _too_big(request: Request) -> Response | None:
@@ -274,6 +275,9 @@ class JUnitImportApi(APIView):
             return Response(
                 {"detail": "query parameters candidate and run are required"}, status=400
             )
+        for name, value in (("candidate", candidate), ("run", external_id)):
+            if problem := text_problem(value):
+                return Response({"detail": f"query parameter {name} {problem}"}, status=400)
         try:
             cases = junit.parse_testcases(body)
         except junit.JUnitError as exc:

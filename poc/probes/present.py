@@ -243,6 +243,22 @@ def sheet_probe_facts(run: Any) -> dict[str, Any]:
     nodes = []
     for node in run.nodes.all():
         facts = node.facts
+        if node.error:  # a node a cluster probe could not read: its reason, nothing judged
+            nodes.append(
+                {
+                    "host": node.host,
+                    "verdict": "",
+                    "driver": "",
+                    "cuda": "",
+                    "gpus": "",
+                    "gpu_count": 0,
+                    "expected": None,
+                    "problems": [node.error],
+                    "not_checked": 0,
+                    "benchmarks": [],
+                }
+            )
+            continue
         judged = health.judge_node(facts)
         models: dict[str, int] = {}
         for gpu in facts["gpus"]:

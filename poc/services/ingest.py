@@ -27,6 +27,7 @@ from poc.models import (
 )
 from poc.services.cells import lock_cells
 from workbench.bulk import bulk_insert
+from workbench.text import text_problem
 
 MAX_ROWS = 5000
 MAX_TEXT = 20_000
@@ -80,18 +81,6 @@ class ResultRow:
     evidence_files: list[StoredFile] = field(default_factory=list)
     candidate_slug: str = ""
     action_key: str = ""
-
-
-def text_problem(value: str) -> str:
-    """Why a text cannot be stored as it is ("" when it can): PostgreSQL refuses NUL
-    characters, and a lone surrogate is no Unicode text at all."""
-    if "\x00" in value:
-        return "contains a NUL character (\\u0000)"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "is not valid Unicode text (a lone surrogate such as \\ud800)"
-    return ""
 
 
 def _text(raw: dict[str, Any], name: str, problems: dict[str, str]) -> str:

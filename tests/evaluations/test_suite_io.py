@@ -214,3 +214,18 @@ def test_csv_export_keeps_formulas_as_text_and_round_trips_them(filled, login) -
     response = _upload(login(filled["charlie"]), "beta", "suite.csv", exported.content)
     assert response.status_code == 302, response.content.decode()[-2000:]
     assert _suite(filled["beta"]) == source  # the apostrophes come off again on import
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "csv"])
+def test_a_nul_character_in_an_import_is_named_with_its_line(filled, login, fmt) -> None:
+    client = login(filled["alice"])
+    exported = client.get(
+        reverse("evaluations:suite_export", kwargs={"slug": "alpha", "fmt": fmt})
+    ).content.decode()
+    lines = exported.splitlines()
+    lines[2] = lines[2] + "\x00"
+    before = _suite(filled["beta"])
+    response = _upload(login(filled["charlie"]), "beta", f"suite.{fmt}", "\n".join(lines))
+    assert response.status_code == 422
+    assert "line 3" in response.content.decode() and "NUL" in response.content.decode()
+    assert _suite(filled["beta"]) == before

@@ -135,3 +135,15 @@ def test_a_body_between_ten_and_twenty_mib_is_read_and_one_over_the_limit_is_jso
     response = post_results(client, "alpha", body)
     assert response.status_code == 413
     assert "bytes" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("query", ["candidate=volcano&run=ci%00x", "candidate=vol%00cano&run=ci"])
+def test_junit_query_parameters_with_a_nul_are_a_400(suite, query) -> None:
+    client, _, _ = token_client(suite["alpha"])
+    junit = b'<testsuite name="s"><testcase name="quota-hit" classname="c"/></testsuite>'
+    response = client.post(
+        f"/api/v1/projects/alpha/junit/?{query}", junit, content_type="application/xml"
+    )
+    assert response.status_code == 400
+    assert "NUL" in response.json()["detail"]
+    assert not Result.objects.exists()

@@ -166,6 +166,13 @@ def test_a_hanging_command_times_out_and_the_run_finishes_partially(
     # What the failing nodes printed is kept as evidence too.
     gone_outputs = ProbeOutput.objects.filter(run=run, node__host=gone)
     assert gone_outputs.filter(exit_code=9).exists()
+    # A procurement sheet freezes the nodes that could not be read with their reason.
+    from poc.probes.present import sheet_probe_facts
+
+    frozen = sheet_probe_facts(run)["nodes"]
+    by_host = {n["host"]: n for n in frozen}
+    assert by_host[hang]["problems"] == [failed[hang]] and by_host[hang]["verdict"] == ""
+    assert [n["gpu_count"] for n in frozen if n["verdict"]] == [1]
 
 
 def test_a_duplicate_or_late_delivery_writes_nothing(gpu_suite, ssh_nodes) -> None:
