@@ -11,6 +11,7 @@ ends failed with the reason: none stays running.
 
 import functools
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -671,11 +672,40 @@ def _ssh_nodes(
         )
 
 
+CANCEL_POLL_SECONDS = 0.5
+
+
+def _watch_cancel(claim: "_Claim", cancel: threading.Event) -> None:
+    """Set `cancel` as soon as a person cancels the run (or its claim is lost), so that no
+    node is started after that; the nodes being read finish."""
+    from django.db import connection
+
+    try:
+        while not cancel.wait(CANCEL_POLL_SECONDS):
+            row = (
+                ProbeRun.objects.filter(pk=claim.run.pk)
+                .values_list("status", "work_started_at", "cancel_requested")
+                .first()
+            )
+            if row is None:  # not visible from here (or gone): the writer finds out itself
+                continue
+            status, started, cancelled = row
+            if cancelled or status != ProbeStatus.RUNNING or started != claim.run.work_started_at:
+                cancel.set()
+    finally:
+        connection.close()
+
+
 def _execute_ssh(
     run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
 ) -> None:
     nodes = list(_ssh_nodes(cluster, secrets, collected, run))
-    results = ssh_connector.probe_nodes(nodes, concurrency=settings.PROBE_CONCURRENCY)
+    cancel = threading.Event()
+    watcher = threading.Thread(target=_watch_cancel, args=(claim, cancel), daemon=True)
+    watcher.start()
+    results = ssh_connector.probe_nodes(
+        nodes, concurrency=settings.PROBE_CONCURRENCY, cancel=cancel
+    )
     try:
         for result in results:
             label = result.node.label if result.node.port != 22 else result.node.host
@@ -704,6 +734,8 @@ def _execute_ssh(
                 break
     finally:
         results.close()
+        cancel.set()  # also ends the watcher
+        watcher.join(5)
 
 
 UNREACHABLE_WORDS = ("cannot connect", "connection refused", "timed out", "unreachable", "no route")

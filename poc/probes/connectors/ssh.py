@@ -324,15 +324,20 @@ def probe_nodes(
     *,
     concurrency: int = 16,
     commands: Commands | None = None,
+    cancel: threading.Event | None = None,
 ) -> Generator[NodeResult]:
     """Probe every node, `concurrency` at a time, yielding each result as it finishes.
 
     The SSH work runs on an event loop in a thread of its own, so the caller (a worker writing
     each node to the database) stays synchronous. Few results wait at a time: when the caller
     falls behind, the probe waits, and memory stays flat however many nodes there are. Closing
-    the iterator (a cancelled or timed-out run) stops nodes not yet started."""
+    the iterator (a cancelled or timed-out run) stops nodes not yet started, and so does
+    setting `cancel` (another thread watching for a person's cancel), at once."""
     results: queue.Queue[Any] = queue.Queue(maxsize=max(2, concurrency))
     stop = threading.Event()
+
+    def stopping() -> bool:
+        return stop.is_set() or (cancel is not None and cancel.is_set())
 
     def put(item: Any) -> None:
         while not stop.is_set():
@@ -344,7 +349,7 @@ def probe_nodes(
 
     def runner() -> None:
         try:
-            asyncio.run(_probe_all(list(nodes), concurrency, put, commands, stop.is_set))
+            asyncio.run(_probe_all(list(nodes), concurrency, put, commands, stopping))
         except BaseException as exc:  # handed to the caller's thread
             put(exc)
         finally:
