@@ -115,10 +115,12 @@ class ApiTokenForm(forms.Form):
     expires_days = forms.IntegerField(
         label=_("Expires after (days)"),
         min_value=1,
-        max_value=3650,
-        required=False,
+        max_value=365,
         initial=90,
-        help_text=_("Leave empty for a token that never expires."),
+        help_text=_(
+            "Every token expires (at most a year), and stops working when the person who "
+            "made it leaves the project."
+        ),
     )
 
 

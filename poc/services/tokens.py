@@ -7,13 +7,16 @@ from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from evaluations.models import Project
+from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from poc.models import ApiToken
 
 TOKEN_PREFIX = "wbt"
+DEFAULT_EXPIRY_DAYS = 90  # every token expires; the longest a person may choose is a year
+MAX_EXPIRY_DAYS = 365
 TOUCH_INTERVAL = timedelta(minutes=1)
 
 
@@ -28,7 +31,7 @@ def api_token_create(
     name: str,
     scopes: list[str],
     actor: User | None,
-    expires_days: int | None = None,
+    expires_days: int | None = DEFAULT_EXPIRY_DAYS,
 ) -> tuple[ApiToken, str]:
     """Create a token and return it with its secret, which is never stored and never shown
     again: only its SHA-256 and a short prefix (for lookup) are kept."""
@@ -56,7 +59,7 @@ def api_token_create(
 
 
 @transaction.atomic
-def api_token_revoke(*, token: ApiToken, actor: User | None) -> ApiToken:
+def api_token_revoke(*, token: ApiToken, actor: User | None, reason: str = "") -> ApiToken:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
@@ -65,6 +68,7 @@ def api_token_revoke(*, token: ApiToken, actor: User | None) -> ApiToken:
             actor=actor,
             verb="token.revoked",
             subject=f"{token.name} ({token.prefix})",
+            after={"reason": reason} if reason else None,
         )
     return token
 
@@ -74,12 +78,24 @@ def api_token_find(raw: str) -> ApiToken | None:
     parts = raw.split("_", 2)  # the secret itself may contain "_"
     if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
         return None
-    token = ApiToken.objects.select_related("project").filter(prefix=parts[1]).first()
+    creator_is_member = Membership.objects.filter(
+        project=OuterRef("project"), user=OuterRef("created_by")
+    )
+    token = (
+        ApiToken.objects.select_related("project")
+        .annotate(creator_is_member=Exists(creator_is_member))
+        .filter(prefix=parts[1])
+        .first()
+    )
     if token is None or not hmac.compare_digest(token.token_hash, token_hash(raw)):
         return None
     if token.revoked_at is not None:
         return None
     if token.expires_at is not None and token.expires_at <= timezone.now():
+        return None
+    if token.created_by_id is not None and not token.creator_is_member:  # type: ignore[attr-defined]
+        # The person who made it has left the project: the token goes with them.
+        api_token_revoke(token=token, actor=None, reason="its creator left the project")
         return None
     return token
 

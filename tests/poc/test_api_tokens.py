@@ -149,3 +149,32 @@ def test_session_callers_follow_membership(suite, login) -> None:
     client.force_login(suite["charlie"])
     assert client.get("/api/v1/projects/alpha/actions/").status_code == 404
     assert APIClient().get("/api/v1/projects/").status_code == 401
+
+
+def test_tokens_expire_by_default_and_stop_when_their_creator_leaves(personas) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluations.models import Membership
+    from evaluations.services import membership_remove
+    from poc import services as poc_services
+    from poc.models import ApiToken
+
+    token, raw = poc_services.api_token_create(
+        project=personas["alpha"], name="ci", scopes=["read"], actor=personas["bob"]
+    )
+    left = token.expires_at - timezone.now()
+    assert timedelta(days=89) < left <= timedelta(days=90)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert client.get("/api/v1/projects/alpha/").status_code == 200
+    membership_remove(
+        membership=Membership.objects.get(project=personas["alpha"], user=personas["bob"]),
+        actor=personas["alice"],
+    )
+    assert client.get("/api/v1/projects/alpha/").status_code == 401
+    token = ApiToken.objects.get(pk=token.pk)
+    assert token.revoked_at is not None
+    event = personas["alpha"].events.filter(verb="token.revoked").get()
+    assert event.actor is None and event.after == {"reason": "its creator left the project"}

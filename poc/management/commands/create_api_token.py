@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluations.models import Project
 from poc.models import TokenScope
 from poc.services import api_token_create
+from poc.services.tokens import MAX_EXPIRY_DAYS
 
 
 class Command(BaseCommand):
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--scopes", default="read,results:write", help="comma-separated: read, results:write"
         )
-        parser.add_argument("--expires-days", type=int, default=None)
+        parser.add_argument("--expires-days", type=int, default=90, help="1-365 (default 90)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
@@ -28,8 +29,8 @@ class Command(BaseCommand):
         if unknown or not scopes:
             raise CommandError(f"scopes must be among {', '.join(TokenScope.values)}")
         days = options["expires_days"]
-        if days is not None and days < 1:
-            raise CommandError("--expires-days must be at least 1")
+        if not 1 <= days <= MAX_EXPIRY_DAYS:
+            raise CommandError(f"--expires-days must be between 1 and {MAX_EXPIRY_DAYS}")
         try:
             _token, raw = api_token_create(
                 project=project, name=options["name"], scopes=scopes, actor=None, expires_days=days
