@@ -29,3 +29,38 @@ class QueryStatsMiddleware:
         response["Server-Timing"] = f"app;dur={(time.perf_counter() - start) * 1000:.1f}"
         response["X-Query-Count"] = str(count)
         return response
+
+
+class UploadLimitMiddleware:
+    """Refuse a request body larger than any upload may be before a byte of it is read.
+
+    Django reads a form's body when the CSRF check first asks for its fields, writing files to
+    disk as it goes; the views' own size checks came after that, so a 300 MB file was received
+    in full and then refused. This answers 413 from the Content-Length alone (JSON under /api/,
+    a short page elsewhere); the views still check each file against its own limit."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from django.conf import settings
+        from django.http import JsonResponse
+        from django.utils.translation import gettext as _
+
+        limit = max(settings.EVIDENCE_MAX_BYTES, settings.API_MAX_BODY_BYTES) + 1024 * 1024
+        raw = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            length = int(raw)
+        except ValueError:
+            length = 0  # the views answer a Content-Length that is not a number
+        if length <= limit:
+            return self.get_response(request)
+        message = _("The request is %(size)s MB; uploads are limited to %(limit)s MB.") % {
+            "size": length // (1024 * 1024),
+            "limit": limit // (1024 * 1024),
+        }
+        if request.path.startswith("/api/"):
+            return JsonResponse({"detail": message}, status=413)
+        response = HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        response["Connection"] = "close"
+        return response

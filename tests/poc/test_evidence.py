@@ -139,3 +139,31 @@ def test_evidence_of_another_project_is_404(suite, result, login) -> None:
     response = login(suite["charlie"]).post(url, {"file": SimpleUploadedFile("a.log", b"a")})
     assert response.status_code == 404
     assert not Evidence.objects.exists()
+
+
+def test_an_upload_larger_than_any_limit_is_refused_before_it_is_read(suite, login) -> None:
+    from poc.models import Evidence
+
+    client = login(suite["alice"])
+    result = services.result_record(
+        candidate=suite["volcano"], action=suite["actions"][0], outcome="passed", actor=None
+    )
+    size = 300 * 1024 * 1024
+    page = client.generic(
+        "POST",
+        reverse("poc:evidence_add", args=["alpha", result.pk]),
+        b"--x\r\n",  # what would follow is never read
+        content_type="multipart/form-data; boundary=x",
+        CONTENT_LENGTH=str(size),
+    )
+    assert page.status_code == 413
+    assert "uploads are limited to" in page.content.decode()
+    api = client.generic(
+        "POST",
+        "/api/v1/projects/alpha/results/",
+        b"{",
+        content_type="application/json",
+        CONTENT_LENGTH=str(size),
+    )
+    assert api.status_code == 413 and "300 MB" in api.json()["detail"]
+    assert not Evidence.objects.exists()
