@@ -1,6 +1,7 @@
 """Browser pages for procurement sheets: generate, follow rendering, sign off, download,
 verify, and export the tables for spreadsheets."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -22,7 +23,7 @@ from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
-MAX_VERIFY_BYTES = 100 * 1024 * 1024
+MAX_VERIFY_BYTES = settings.SHEET_VERIFY_MAX_BYTES
 
 
 def _candidate_choices(project: Project) -> list[tuple[str, str]]:

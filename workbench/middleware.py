@@ -47,7 +47,12 @@ class UploadLimitMiddleware:
         from django.http import JsonResponse
         from django.utils.translation import gettext as _
 
-        limit = max(settings.EVIDENCE_MAX_BYTES, settings.API_MAX_BODY_BYTES) + 1024 * 1024
+        largest = max(
+            settings.EVIDENCE_MAX_BYTES,
+            settings.API_MAX_BODY_BYTES,
+            settings.SHEET_VERIFY_MAX_BYTES,
+        )
+        limit = largest + 1024 * 1024  # room for the form around the file
         raw = request.META.get("CONTENT_LENGTH") or "0"
         try:
             length = int(raw)

@@ -198,6 +198,9 @@ PROBE_SOFT_TIME_LIMIT = env_int("PROBE_SOFT_TIME_LIMIT", 900, minimum=10)
 PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 16, minimum=1)
 PROBE_COMMAND_TIMEOUT = env_int("PROBE_COMMAND_TIMEOUT", 60, minimum=1)
 
+# A sealed sheet sent to be verified may be this large (the browser's form and the API).
+SHEET_VERIFY_MAX_BYTES = 100 * 1024 * 1024
+
 # The API: bearer tokens for CI, the browser session for people; one rate budget per caller.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_MB", 20, minimum=1) * 1024 * 1024
 # Django refuses larger bodies before a view sees them (an HTML 400): let the API's own limit,

@@ -148,7 +148,7 @@ def test_an_upload_larger_than_any_limit_is_refused_before_it_is_read(suite, log
     result = services.result_record(
         candidate=suite["volcano"], action=suite["actions"][0], outcome="passed", actor=None
     )
-    size = 300 * 1024 * 1024
+    size = 300 * 1024 * 1024  # over every limit (evidence 50 MB, API 20 MB, verify 100 MB)
     page = client.generic(
         "POST",
         reverse("poc:evidence_add", args=["alpha", result.pk]),
