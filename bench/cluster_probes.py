@@ -175,8 +175,10 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
 
 
 def main() -> None:
-    if os.geteuid() != 0 or not shutil.which("sshd") and not Path("/usr/sbin/sshd").exists():
-        raise SystemExit("needs root and openssh-server (apt-get install openssh-server)")
+    if os.geteuid() != 0 or not (shutil.which("sshd") or Path("/usr/sbin/sshd").exists()):
+        # `make bench` runs every benchmark: say why this one cannot run here, and go on.
+        print("skipped: needs root (it adds a user) and openssh-server (apt-get install)")
+        return
     import logging
 
     import sshd
