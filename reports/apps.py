@@ -7,4 +7,7 @@ class ReportsConfig(AppConfig):
     verbose_name = _("Procurement sheets")
 
     def ready(self) -> None:
-        from reports import checks  # noqa: F401 - registers the signing certificate check
+        from reports import (
+            checks,  # noqa: F401 - registers the signing certificate check
+            schema,  # noqa: F401 - registers the verify endpoint's auth scheme
+        )

@@ -232,3 +232,19 @@ def test_a_token_cannot_queue_renders_without_end(evaluation) -> None:
     Sheet.objects.filter(pk=first.pk).update(status=SheetStatus.READY)
     again = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json")
     assert again.status_code == 202
+
+
+@pytest.mark.django_db
+def test_a_signed_in_person_can_verify_a_raw_pdf_body(evaluation) -> None:
+    """Verifying changes nothing, so the raw body works with a session too (as documented),
+    without a CSRF token that a raw PDF body cannot carry."""
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(evaluation["bob"])
+    response = client.post(
+        "/api/v1/sheets/verify/", b"%PDF-1.7 not sealed", content_type="application/pdf"
+    )
+    assert response.status_code == 200, response.content[:200]
+    assert response.json()["valid"] is False
+    # Writes through the same session still need the token.
+    refused = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json")
+    assert refused.status_code == 403
