@@ -127,4 +127,8 @@ def test_outsiders_get_404_and_change_nothing(route, suite, objects, login) -> N
     "route", [r for r in _routes() if r.name not in POST_ONLY], ids=lambda r: r.name
 )
 def test_admins_open_every_results_page(route, suite, objects, login) -> None:
-    assert login(suite["alice"]).get(_url(route, objects)).status_code == 200
+    response = login(suite["alice"]).get(_url(route, objects))
+    assert response.status_code == 200
+    policy = response["Content-Security-Policy"]  # every page carries one
+    assert "script-src 'self'" in policy or policy == "sandbox; default-src 'none'", policy
+    assert "unsafe-inline" not in policy.split("style-src-attr")[0]
