@@ -147,3 +147,18 @@ def test_junit_query_parameters_with_a_nul_are_a_400(suite, query) -> None:
     assert response.status_code == 400
     assert "NUL" in response.json()["detail"]
     assert not Result.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["external_id", "name", "commit"])
+def test_a_lone_surrogate_or_nul_in_the_run_is_a_400_naming_the_field(suite, field) -> None:
+    client, _, _ = token_client(suite["alpha"])
+    row = '{"candidate": "volcano", "action": "quota-hit", "outcome": "passed"}'
+    for bad in ("\\ud800", "\\u0000"):
+        run = {"external_id": "ci-1", field: f"x{bad}y"}
+        body = '{"run": ' + json.dumps(run).replace("\\\\u", "\\u") + ', "results": [' + row + "]}"
+        response = client.post(
+            "/api/v1/projects/alpha/results/", body, content_type="application/json"
+        )
+        assert response.status_code == 400, response.content[:300]
+        assert field in json.dumps(response.json())
+    assert not Result.objects.exists() and not Run.objects.exists()
