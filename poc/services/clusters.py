@@ -583,24 +583,7 @@ def _store_failed_node(
             verdict="",
             error=error[:2000],
         )
-        base = ProbeOutput.objects.filter(run=run).count()
-        rows = []
-        for offset, output in enumerate(o for o in outputs if o.text or o.error):
-            stored = _store(run.project, output.text, created) if output.text else None
-            rows.append(
-                ProbeOutput(
-                    run=run,
-                    node=node,
-                    name=output.name[:500],
-                    exit_code=output.exit_code,
-                    error=output.error[:2000],
-                    file=stored[0] if stored else "",
-                    sha256=stored[1] if stored else "",
-                    size=stored[2] if stored else 0,
-                    position=base + offset,
-                )
-            )
-        ProbeOutput.objects.bulk_create(rows)
+        _store_outputs(run, node, [o for o in outputs if o.text or o.error], created)
     collected.position += 1
     collected.failed.append(f"{host}: {error}")
 
@@ -763,28 +746,44 @@ def _resolver(error: type[Exception]) -> Callable[[str, int], str]:
     return resolve
 
 
+def _store_outputs(
+    run: ProbeRun, node: ProbeNode | None, outputs: list[RawOutput], created: list[str]
+) -> None:
+    """Raw outputs kept as evidence of the run (of one node, or of the run as a whole), after
+    the ones it already has."""
+    base = ProbeOutput.objects.filter(run=run).count()
+    rows = []
+    for offset, output in enumerate(outputs):
+        stored = _store(run.project, output.text, created) if output.text else None
+        rows.append(
+            ProbeOutput(
+                run=run,
+                node=node,
+                name=output.name[:500],
+                exit_code=output.exit_code,
+                error=output.error[:2000],
+                file=stored[0] if stored else "",
+                sha256=stored[1] if stored else "",
+                size=stored[2] if stored else 0,
+                position=base + offset,
+            )
+        )
+    ProbeOutput.objects.bulk_create(rows)
+
+
 def _store_raw(run: ProbeRun, raw: list[dict[str, Any]], prefix: str = "") -> None:
     """A connector's raw responses, kept as evidence of the run (no node of their own)."""
+    outputs = [
+        RawOutput(
+            f"{prefix}{item.get('name') or 'response'}",
+            str(item.get("text") or ""),
+            item.get("status") if isinstance(item.get("status"), int) else None,
+            str(item.get("note") or ""),
+        )
+        for item in raw
+    ]
     with _files_removed_on_rollback() as created, transaction.atomic():
-        base = ProbeOutput.objects.filter(run=run).count()
-        rows = []
-        for offset, item in enumerate(raw):
-            text = str(item.get("text") or "")
-            stored = _store(run.project, text, created) if text else None
-            status = item.get("status")
-            rows.append(
-                ProbeOutput(
-                    run=run,
-                    name=f"{prefix}{item.get('name') or 'response'}"[:500],
-                    exit_code=status if isinstance(status, int) else None,
-                    error=str(item.get("note") or "")[:2000],
-                    file=stored[0] if stored else "",
-                    sha256=stored[1] if stored else "",
-                    size=stored[2] if stored else 0,
-                    position=base + offset,
-                )
-            )
-        ProbeOutput.objects.bulk_create(rows)
+        _store_outputs(run, None, outputs, created)
 
 
 def _keep_facts(run: ProbeRun, facts: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
