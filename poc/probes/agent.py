@@ -88,6 +88,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
@@ -734,6 +735,9 @@ def build_bundle(args: argparse.Namespace) -> dict[str, Any]:
         "agent": {"version": VERSION, "python": platform.python_version()},
         "host": socket.gethostname(),
         "collected_at": utc_now(),
+        # One id per collection: a retried post of this bundle is the same request, while two
+        # collections in the same second are two runs.
+        "collection_id": uuid.uuid4().hex,
         "expected_gpus": args.expected_gpus,
     }
     if args.candidate:

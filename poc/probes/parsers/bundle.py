@@ -102,6 +102,7 @@ def read_bundle(raw: object) -> Bundle:
         raise ParseError(f"format {format_[:60]!r} is not supported (expected {FORMAT!r})")
     host = _optional(raw.get("host"), str, "host", "a string")
     _optional(raw.get("collected_at"), str, "collected_at", "a string")
+    _optional(raw.get("collection_id"), str, "collection_id", "a string")
     _optional(raw.get("candidate"), str, "candidate", "a string")
     _optional(raw.get("agent"), dict, "agent", "an object")
     _optional(raw.get("nvml"), dict, "nvml", "an object")

@@ -113,6 +113,7 @@ def test_bundle_holds_each_command_and_what_it_printed(node: SimpleNamespace) ->
     assert bundle["agent"] == {"version": "1.0.0", "python": sys.version.split()[0]}
     assert bundle["host"] == socket.gethostname()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", bundle["collected_at"])
+    assert re.fullmatch(r"[0-9a-f]{32}", bundle["collection_id"])
     assert bundle["expected_gpus"] == 8 and bundle["candidate"] == "volcano"
     assert bundle["benchmarks"] == [] and "nvml" not in bundle
     outputs = by_name(bundle)
@@ -147,6 +148,22 @@ def test_bundle_holds_each_command_and_what_it_printed(node: SimpleNamespace) ->
     kernel = outputs["dmesg"]
     assert kernel["stdout"] == f"[ 8123.456789] {XID_LINE}\n"
     assert kernel["exit_code"] == 0 and "NVRM: Xid" in kernel["note"]
+
+
+def test_two_collections_in_one_second_are_two_requests(
+    node: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Same second, same outputs (a fast node prints the same thing twice): only the collection
+    # id tells the two apart, so the second post is a new run, not a replay of the first.
+    monkeypatch.setattr(agent, "utc_now", lambda: "2026-12-01T10:00:00Z")
+    monkeypatch.setenv("PATH", node.env["PATH"])
+    args = agent.build_parser().parse_args(["--output", "-", "--no-nvml"])
+    first, second = agent.build_bundle(args), agent.build_bundle(args)
+    second["outputs"] = first["outputs"]
+    assert first["collection_id"] != second["collection_id"]
+    target = "https://workbench.example.com/api/v1/projects/alpha/probes/?candidate=volcano"
+    keys = [agent.idempotency_key(target, agent.encode(b)) for b in (first, second, first)]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
 
 
 def test_output_dash_prints_the_bundle(node: SimpleNamespace) -> None:

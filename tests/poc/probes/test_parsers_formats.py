@@ -979,6 +979,7 @@ def bundle(**changes: Any) -> dict[str, Any]:
         "agent": {"version": "1.0.0", "python": "3.8.18"},
         "host": "gpu-node-07",
         "collected_at": "2026-12-01T10:00:00Z",
+        "collection_id": "9b2f0c4e6a1d4f3b8e7c5a2d1f0e9c8b",
         "expected_gpus": 8,
         "candidate": "volcano",
         "outputs": [
@@ -1108,6 +1109,7 @@ def test_bundle_output_that_does_not_parse_is_a_warning() -> None:
         ({"format": "workbench-probe-bundle/2"}, "is not supported"),
         ({"format": None}, "format must be a string"),
         ({"host": 7}, "host must be a string"),
+        ({"collection_id": 7}, "collection_id must be a string"),
         ({"expected_gpus": "8"}, "expected_gpus must be a whole number"),
         ({"expected_gpus": True}, "expected_gpus must be a whole number"),
         ({"expected_gpus": -1}, "expected_gpus must be a whole number"),
