@@ -7,9 +7,12 @@ WORKDIR /app
 COPY requirements.lock ./
 RUN pip install --no-cache-dir -r requirements.lock
 COPY . .
+# Static files are collected as production serves them: hashed names and their manifest. The
+# two variables only let the settings load; the real ones come at run time.
 RUN pip install --no-cache-dir --no-deps -e . \
-    && python manage.py collectstatic --noinput
+    && DJANGO_ENV=production SECRET_KEY=collectstatic-only ALLOWED_HOSTS=build python manage.py collectstatic --noinput
 RUN useradd --system --home /app workbench && mkdir -p /app/var && chown -R workbench /app/var
 USER workbench
 EXPOSE 8000
+# Health: /healthz/ (alive) and /readyz/ (can serve); compose probes /readyz/.
 CMD ["sh", "-c", "gunicorn workbench.wsgi --bind 0.0.0.0:${PORT:-8000} --workers 3"]

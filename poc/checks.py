@@ -6,9 +6,10 @@ from django.conf import settings
 from django.core.checks import Error, register
 
 from poc import credentials
+from workbench.readiness import TAG as READINESS
 
 
-@register(deploy=False)
+@register(READINESS, "credentials_key", deploy=False)
 def credentials_keys_check(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     if not settings.PRODUCTION:
         return []

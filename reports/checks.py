@@ -6,9 +6,10 @@ from django.conf import settings
 from django.core.checks import Error, register
 
 from reports.signing import SigningUnavailable, signing_identity
+from workbench.readiness import TAG as READINESS
 
 
-@register(deploy=False)
+@register(READINESS, "signing_certificate", deploy=False)
 def signing_certificate_check(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     if not settings.PRODUCTION:
         return []

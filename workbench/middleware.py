@@ -69,3 +69,25 @@ class UploadLimitMiddleware:
         response = HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         response["Connection"] = "close"
         return response
+
+
+class HealthProbeMiddleware:
+    """Answer `/healthz/` and `/readyz/` before host validation and the HTTPS redirect.
+
+    Orchestrators probe a container by its own address over plain HTTP (Kubernetes sends the
+    pod IP as the host, compose's health check `127.0.0.1`); those are rightly not in
+    ALLOWED_HOSTS and not HTTPS, so the probes would get 400 or 301 and mark a healthy process
+    dead. The answers name no host and set no cookie, so serving them to any host is safe. Only
+    GET and HEAD: anything else goes through the usual stack (and gets its 405)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method in ("GET", "HEAD"):
+            from workbench import views
+
+            probe = {"/healthz/": views.healthz, "/readyz/": views.readyz}.get(request.path_info)
+            if probe is not None:
+                return probe(request)  # type: ignore[arg-type]
+        return self.get_response(request)

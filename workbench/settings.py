@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "workbench.middleware.HealthProbeMiddleware",  # first: probes come by IP and plain HTTP
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -110,7 +111,10 @@ AXES_VERBOSE = False
 if env_bool("WORKBENCH_QUERY_STATS", default=False):
     MIDDLEWARE.insert(0, "workbench.middleware.QueryStatsMiddleware")
 if PRODUCTION:  # runserver serves static files in development
-    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+        "whitenoise.middleware.WhiteNoiseMiddleware",
+    )
 
 ROOT_URLCONF = "workbench.urls"
 WSGI_APPLICATION = "workbench.wsgi.application"

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -9,9 +11,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from evaluations.views import projects as evaluation_views
 from workbench import views
 
+# The split view serves swagger-ui's start-up script as a file: no inline script. The vendored
+# swagger-ui adds one <style> element of its own, allowed on that page only.
+API_DOCS_CSP: dict[str, Any] = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz/", views.healthz, name="healthz"),
+    path("readyz/", views.readyz, name="readyz"),
     path("ci/workbench-ci.py", views.ci_client_download, name="ci_client_download"),
     path("probe/", include("poc.public_urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -26,13 +33,9 @@ urlpatterns = [
     path("status/checks/<int:check_id>/", views.worker_check_detail, name="worker_check_detail"),
     path("api/v1/", include("poc.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    # The split view serves swagger-ui's start-up script as a file: no inline script. The
-    # vendored swagger-ui adds one <style> element of its own, allowed on this page only.
     path(
         "api/docs/",
-        csp_override({**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]})(
-            SpectacularSwaggerSplitView.as_view(url_name="api_schema")
-        ),
+        csp_override(API_DOCS_CSP)(SpectacularSwaggerSplitView.as_view(url_name="api_schema")),
         name="api_docs",
     ),
     path("admin/", admin.site.urls),

@@ -4,12 +4,11 @@ from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db import connection
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
-from workbench import ci_client, services
+from workbench import ci_client, readiness, services
 from workbench.selectors import recent_worker_checks, worker_check
 from workbench.typing import HtmxHttpRequest
 
@@ -27,11 +26,27 @@ def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return wrapped
 
 
+@require_safe
 def healthz(request: HtmxHttpRequest) -> HttpResponse:
-    """Liveness for load balancers and compose: the database answers."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-    return HttpResponse("ok", content_type="text/plain")
+    """Liveness: the process answers. It touches nothing else, so a database outage makes
+    pods unready (`/readyz/`) rather than restarted."""
+    response = HttpResponse("ok", content_type="text/plain")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_safe
+def readyz(request: HtmxHttpRequest) -> JsonResponse:
+    """Readiness for orchestrators: 200 when every part this process needs works, else 503
+    with each part's problem (no secrets; details go to the log)."""
+    parts = readiness.readiness(request)
+    ready = all(part.ok for part in parts)
+    response = JsonResponse(
+        {"status": "ready" if ready else "not ready", "parts": [p.as_dict() for p in parts]},
+        status=200 if ready else 503,
+    )
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def ci_client_download(request: HtmxHttpRequest) -> HttpResponse:

@@ -10,6 +10,7 @@ PUBLIC = {
     "logout",
     "set_language",
     "healthz",
+    "readyz",
     "ci_client_download",
     "probe_agent_download",
     "api_schema",
