@@ -96,6 +96,11 @@ class Project(models.Model):
     )
     supplier_needs = models.JSONField(_("supplier needs"), default=list, blank=True)
     signing_roles = models.JSONField(_("roles that sign its sheets"), default=default_signing_roles)
+    # Separation of duties: by default one person decides for at most one role of a revision,
+    # whatever roles they hold. A project may allow otherwise; its sheets then say so.
+    one_signer_many_roles = models.BooleanField(
+        _("one person may sign for several roles"), default=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

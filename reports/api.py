@@ -35,6 +35,14 @@ def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
         "sealed_sha256": sheet.sealed_sha256 or None,
         "candidates": sheet.candidate_slugs,
         "required_roles": sheet.required_roles,
+        # Separation of duties as frozen: may one person decide for several roles?
+        "one_signer_many_roles": sheet.one_signer_many_roles,
+        "generated_by": sheet.generated_by.get_username() if sheet.generated_by else None,
+        "generated_by_token": (
+            {"name": sheet.generated_by_token.name, "prefix": sheet.generated_by_token.prefix}
+            if sheet.generated_by_token
+            else None
+        ),
         "error": sheet.error or None,
         "seal_error": sheet.seal_error or None,
         # The project changed after this revision was frozen (open revisions can no longer be
@@ -122,6 +130,7 @@ class SheetCreateApi(APIView):
                 language=payload.validated_data["language"],
                 candidate_slugs=payload.validated_data["candidates"],
                 actor=None if request_token(request) else request.user,
+                token=request_token(request),
             )
         except services.TooManyRenders as exc:
             return Response(

@@ -13,7 +13,7 @@ class SheetGenerateForm(forms.Form):
         label=_("Candidates"),
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text=_("None chosen: every candidate."),
+        help_text=_("None chosen: every shortlisted candidate (not the not-applicable tier)."),
     )
 
     def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object) -> None:
@@ -48,4 +48,12 @@ class SigningRolesForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": _("Choose at least one team role.")},
         help_text=_("Applies to revisions generated from now on."),
+    )
+    one_signer_many_roles = forms.BooleanField(
+        label=_("One person may sign for several roles"),
+        required=False,
+        help_text=_(
+            "Off (the default): a person decides for one role of a revision, whatever roles "
+            "they hold. On: the sheet's sign-off page says that this project allowed it."
+        ),
     )

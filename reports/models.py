@@ -52,6 +52,12 @@ class Sheet(models.Model):
         blank=True,
         related_name="+",
     )
+    # A revision a CI pipeline generated: the token, whose creator counts as its generator.
+    generated_by_token = models.ForeignKey(
+        "poc.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The project's separation-of-duties choice, frozen with the revision.
+    one_signer_many_roles = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     rendered_at = models.DateTimeField(null=True, blank=True)
     sealed_at = models.DateTimeField(null=True, blank=True)

@@ -53,6 +53,7 @@ def sheet_html(
                 "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
                 "outcome_order": OUTCOME_ORDER,
                 "required_role_labels": [str(TeamRole(r).label) for r in sheet.required_roles],
+                "one_signer_many_roles": sheet.one_signer_many_roles,
                 "header_left": f"{snapshot['project']['name']} · r{sheet.revision}",
                 "signoffs": signoffs or [],
                 "signer_subject": signer_subject,

@@ -6,12 +6,81 @@ from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from evaluations.models import Membership, Project
+from evaluations.models import AcceptanceAction, Candidate, Membership, Project, TeamRole, Tier
 from reports.models import Sheet, SignOff
 from reports.snapshot import build_snapshot, content_fingerprint, snapshot_and_hash
 
 log = logging.getLogger(__name__)
+
+
+def sheet_candidates(project: Project, chosen: list[str]) -> list[str]:
+    """The candidates a new revision covers: those chosen, else every shortlisted one (the
+    not-applicable tier is left out unless chosen)."""
+    if chosen:
+        return sorted(set(chosen))
+    return sorted(
+        Candidate.objects.filter(project=project)
+        .exclude(tier=Tier.NOT_APPLICABLE)
+        .values_list("slug", flat=True)
+    )
+
+
+def sheet_missing(project: Project, candidate_slugs: list[str]) -> list[str]:
+    """What the project lacks before a sheet says anything: each missing part, in words."""
+    missing = []
+    if not candidate_slugs:
+        missing.append(
+            _(
+                "No candidate is shortlisted: put at least one in “Validate first” or “Validate "
+                "as alternative”, or choose the candidates this sheet covers."
+            )
+        )
+    if not AcceptanceAction.objects.filter(project=project).exists():
+        missing.append(
+            _(
+                "The acceptance suite has no action: apply templates or write actions before "
+                "generating a sheet."
+            )
+        )
+    return missing
+
+
+def signer_refusal(sheet: Sheet, user: User, role: str) -> str | None:
+    """Why this person may not decide for this role of this revision because of who they are,
+    or None. Separation of duties: a role granted after the revision was generated does not
+    sign it, and one person decides for one role of a revision unless the project allowed
+    otherwise when the revision was generated. (Holding the role at all is the caller's
+    check: it answers 403.)"""
+    membership = Membership.objects.filter(
+        project_id=sheet.project_id, user=user, role=role
+    ).first()
+    if membership is None:
+        return None
+    label = TeamRole(role).label
+    if membership.created_at > sheet.created_at:
+        return _(
+            "Your %(role)s role was granted after this revision was generated: a role granted "
+            "later cannot sign it. Generate a new revision."
+        ) % {"role": label}
+    if not sheet.one_signer_many_roles:
+        other = sheet.signoffs.filter(user=user).exclude(role=role).first()
+        if other is not None:
+            return _(
+                "You already decided on this revision as %(other)s: one person decides for one "
+                "role of a revision, so %(role)s needs another signer."
+            ) % {"other": TeamRole(other.role).label, "role": label}
+    return None
+
+
+def sheet_generators(sheet: Sheet) -> set[int]:
+    """Who generated this revision: the person, or the creator of the CI token that did."""
+    ids = {sheet.generated_by_id}
+    token = sheet.generated_by_token
+    if token is not None:
+        ids.add(token.created_by_id)
+    return {i for i in ids if i is not None}
 
 
 def sheets_for_project(project: Project) -> list[Sheet]:
@@ -19,7 +88,7 @@ def sheets_for_project(project: Project) -> list[Sheet]:
     rejected = SignOff.objects.filter(sheet=OuterRef("pk"), decision="reject")
     return list(
         Sheet.objects.filter(project=project)
-        .select_related("generated_by")
+        .select_related("generated_by", "generated_by_token")
         .annotate(rejected=Exists(rejected))
         .defer("snapshot", "snapshot_json")
     )
@@ -70,7 +139,7 @@ def signing_roles_without_holder(project: Project) -> list[str]:
 def sheet_for_project(project: Project, revision: int) -> Sheet:
     sheet = (
         Sheet.objects.filter(project=project, revision=revision)
-        .select_related("project", "generated_by")
+        .select_related("project", "generated_by", "generated_by_token")
         .first()
     )
     if sheet is None:

@@ -16,9 +16,17 @@ from django.utils.translation import gettext as _
 
 from evaluations.models import Membership, Project
 from evaluations.services import event_record
+from poc.models import ApiToken
 from reports import rendering, signing
 from reports.models import Decision, Sheet, SheetStatus, SignOff
-from reports.selectors import sheet_is_stale, sheet_work_is_stuck
+from reports.selectors import (
+    sheet_candidates,
+    sheet_generators,
+    sheet_is_stale,
+    sheet_missing,
+    sheet_work_is_stuck,
+    signer_refusal,
+)
 from reports.snapshot import FINGERPRINT_LANGUAGE, content_fingerprint, snapshot_and_hash
 
 log = logging.getLogger(__name__)
@@ -34,19 +42,28 @@ class TooManyRenders(ValidationError):
 
 @transaction.atomic
 def sheet_generate(
-    *, project: Project, language: str, actor: User | None, candidate_slugs: list[str] | None = None
+    *,
+    project: Project,
+    language: str,
+    actor: User | None,
+    candidate_slugs: list[str] | None = None,
+    token: ApiToken | None = None,
 ) -> Sheet:
-    """Freeze the project now as a new revision and queue its PDF."""
+    """Freeze the project now as a new revision and queue its PDF. `token`: the CI token that
+    asked for it (its creator then counts as the generator)."""
     if language not in LANGUAGES:
         raise ValidationError({"language": _("Choose en or zh-hans.")})
-    slugs = sorted(set(candidate_slugs or []))
     known = set(project.candidates.values_list("slug", flat=True))
-    unknown = [s for s in slugs if s not in known]
+    unknown = sorted(set(candidate_slugs or []) - known)
     if unknown:
         raise ValidationError(
             {"candidates": _("Unknown candidates: %(slugs)s.") % {"slugs": ", ".join(unknown)}}
         )
     locked = Project.objects.select_for_update().get(pk=project.pk)  # serialise revisions
+    slugs = sheet_candidates(locked, candidate_slugs or [])
+    missing = sheet_missing(locked, slugs)
+    if missing:
+        raise ValidationError(missing)
     waiting = Sheet.objects.filter(
         project=project, status__in=[SheetStatus.PENDING, SheetStatus.RENDERING]
     ).count()
@@ -75,8 +92,10 @@ def sheet_generate(
         sha256=digest,
         fingerprint=fingerprint,
         required_roles=list(locked.signing_roles),
+        one_signer_many_roles=locked.one_signer_many_roles,
         queued_at=timezone.now(),
         generated_by=actor if actor is not None and actor.is_authenticated else None,
+        generated_by_token=token,
     )
     event_record(
         project=project,
@@ -211,9 +230,15 @@ def sheet_render(*, sheet_id: int) -> Sheet | None:
 def signoff_record(
     *, sheet: Sheet, user: User, role: str, decision: str, sheet_sha256: str, comment: str = ""
 ) -> SignOff:
-    """One role's decision on this exact revision. Refused: a role the signer does not hold,
-    a second decision by a role, a stale or changed revision, a generator approving alone."""
-    sheet = Sheet.objects.select_for_update(of=("self",)).select_related("project").get(pk=sheet.pk)
+    """One role's decision on this exact revision. Refused: a role the signer does not hold or
+    was granted after the revision, a second role for one person (unless the revision allows
+    it), a second decision by a role, a rejection without a comment, a stale or changed
+    revision, a generator (or the creator of the token that generated it) approving alone."""
+    sheet = (
+        Sheet.objects.select_for_update(of=("self",))
+        .select_related("project", "generated_by_token")
+        .get(pk=sheet.pk)
+    )
     if not Membership.objects.filter(project=sheet.project, user=user, role=role).exists():
         raise PermissionDenied(
             _("You do not hold the %(role)s role in this project.") % {"role": role}
@@ -236,12 +261,16 @@ def signoff_record(
                 "generate a new revision and sign that one."
             )
         )
+    if decision == Decision.REJECT and not comment.strip():
+        raise ValidationError(_("A rejection needs a comment saying why."))
+    refusal = signer_refusal(sheet, user, role)
+    if refusal is not None:
+        raise ValidationError(refusal)
     approvals = {s.role: s.user_id for s in sheet.signoffs.filter(decision=Decision.APPROVE)}
     if decision == Decision.APPROVE:
         after = {**approvals, role: user.pk}
         complete = all(r in after for r in sheet.required_roles)
-        generator = sheet.generated_by_id
-        if complete and generator is not None and set(after.values()) == {generator}:
+        if complete and any(set(after.values()) == {g} for g in sheet_generators(sheet)):
             raise ValidationError(
                 _(
                     "Separation of duties: the person who generated this "

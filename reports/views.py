@@ -51,7 +51,13 @@ def _sheets_page(
             "tab": "sheets",
             "form": form or SheetGenerateForm(candidates=_candidate_choices(project)),
             "roles_form": roles_form
-            or SigningRolesForm(initial={"signing_roles": project.signing_roles}),
+            or SigningRolesForm(
+                initial={
+                    "signing_roles": project.signing_roles,
+                    "one_signer_many_roles": project.one_signer_many_roles,
+                }
+            ),
+            "missing": selectors.sheet_missing(project, selectors.sheet_candidates(project, [])),
             "signing_roles": [TeamRole(r).label for r in project.signing_roles],
             "unheld_roles": [
                 TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
@@ -96,6 +102,7 @@ def sheet_roles(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             evaluation_services.project_signing_roles_set(
                 project=access.project,
                 roles=form.cleaned_data["signing_roles"],
+                one_signer_many_roles=form.cleaned_data["one_signer_many_roles"],
                 actor=request.user,
             )
         except ValidationError as exc:
@@ -130,7 +137,15 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
     # Only a sheet open for sign-off can go stale in a way that matters, and the check rebuilds
     # the snapshot: skip it while the page polls a rendering sheet every second.
     stale = current.status == SheetStatus.READY and selectors.sheet_is_stale(current)
-    my_open_roles = [r for r in access.roles if r in current.required_roles and r not in decided]
+    open_for_sign_off = current.status == SheetStatus.READY and not stale
+    my_open_roles, my_blocked_roles = [], []
+    for role in access.roles:
+        if role in current.required_roles and role not in decided and open_for_sign_off:
+            refusal = selectors.signer_refusal(current, request.user, role)
+            if refusal is None:
+                my_open_roles.append(role)
+            else:
+                my_blocked_roles.append(refusal)
     context = {
         "access": access,
         "project": access.project,
@@ -139,12 +154,13 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "decided": decided,
         "stale": stale,
         "errors": errors,
-        "open_roles": my_open_roles if current.status == SheetStatus.READY and not stale else [],
+        "open_roles": my_open_roles,
+        "blocked_roles": my_blocked_roles,
         "decisions": Decision.choices,
         "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],
         "stuck": selectors.sheet_work_is_stuck(current),
-        "rejected_by": [
-            TeamRole(r).label for r, so in decided.items() if so.decision == Decision.REJECT
+        "rejections": [
+            (TeamRole(r).label, so) for r, so in decided.items() if so.decision == Decision.REJECT
         ],
         "tables": exports.TABLE_LABELS.items(),
         "role_labels": dict(TeamRole.choices),

@@ -66,9 +66,12 @@ def project_update(*, project: Project, actor: User, **changes: Any) -> Project:
 
 
 @transaction.atomic
-def project_signing_roles_set(*, project: Project, roles: list[str], actor: User) -> Project:
-    """Choose the team roles whose approval seals this project's sheets. Revisions already
-    generated keep the roles they were generated with."""
+def project_signing_roles_set(
+    *, project: Project, roles: list[str], one_signer_many_roles: bool = False, actor: User
+) -> Project:
+    """Choose the team roles whose approval seals this project's sheets, and whether one person
+    may decide for several of them. Revisions already generated keep what they were generated
+    with."""
     order = [value for value, _label in SIGNING_ROLE_CHOICES]
     unknown = [r for r in roles if r not in order]
     if unknown:
@@ -80,18 +83,26 @@ def project_signing_roles_set(*, project: Project, roles: list[str], actor: User
         )
     chosen = [r for r in order if r in roles]
     project = Project.objects.select_for_update().get(pk=project.pk)
-    before = list(project.signing_roles)
+    before = {
+        "signing_roles": list(project.signing_roles),
+        "one_signer_many_roles": project.one_signer_many_roles,
+    }
+    after = {"signing_roles": chosen, "one_signer_many_roles": one_signer_many_roles}
     project.signing_roles = chosen
+    project.one_signer_many_roles = one_signer_many_roles
     project.full_clean()
-    if chosen != before:
-        project.save(update_fields=["signing_roles", "updated_at"])
+    if after != before:
+        project.save(update_fields=["signing_roles", "one_signer_many_roles", "updated_at"])
+        subject = ", ".join(str(TeamRole(r).label) for r in chosen)
+        if one_signer_many_roles:
+            subject += " · " + str(_("one person may sign for several roles"))
         event_record(
             project=project,
             actor=actor,
             verb="project.signing_roles",
-            subject=", ".join(str(TeamRole(r).label) for r in chosen),
-            before={"signing_roles": before},
-            after={"signing_roles": chosen},
+            subject=subject,
+            before=before,
+            after=after,
         )
     return project
 

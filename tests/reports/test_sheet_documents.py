@@ -83,6 +83,7 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
     # The draft says it awaits sign-off on its last page, naming the roles.
     assert "awaiting sign-off" in pages[-1]
     assert "Operations" in pages[-1] and "ops" not in pages[-1].split()
+    assert "Each person decides for one role only." in pages[-1]
     # Each candidate's counts read in the usual order: passed, failed, not covered, integration.
     volcano = pages[starts["Volcano"] - 1]
     assert re.search(r"Passed\s+Failed\s+Not covered\s+Needs integration", volcano), volcano
@@ -245,7 +246,9 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     shortlist = {c["slug"]: c for c in s["shortlist"]}
     assert shortlist["slurm"]["tier"] == "not_applicable"
     assert shortlist["slurm"]["reason"] == "没有 Slurm 运维经验"
+    # The not-applicable tier stays on the shortlist page and out of the comparison.
     frozen = {c["slug"]: c for c in s["candidates"]}
+    assert list(frozen) == ["volcano"] and sheet.candidate_slugs == ["volcano"]
     v = frozen["volcano"]
     assert v["failed"] == [
         {"action": "real-job", "question": "real-job?", "cause": "训练作业在第 40 步卡住"}
@@ -258,29 +261,30 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
             "effort_days": "3.5",
         }
     ]
-    assert frozen["slurm"]["not_covered"] == ["quota-hit", "real-job", "cross-tenant"]
     assert [(r["area"], r["party"], r["person"]) for r in v["responsibilities"]] == [
         ("Upgrade and rollback", "Vendor", "Li Wei")
     ]
     assert "Upgrade and rollback" not in v["gaps"] and len(v["gaps"]) == 10
     assert v["boundary"]["license_model"] == "Apache-2.0"
     assert v["boundary"]["exit_plan"] == "plain Kubernetes"
-    assert s["matrix"]["columns"] == ["volcano", "slurm"]
+    assert s["matrix"]["columns"] == ["volcano"]
     assert [a["key"] for a in s["matrix"]["actions"]] == ["quota-hit", "real-job", "cross-tenant"]
-    assert s["matrix"]["rows"] == [
-        ["passed", "not_covered"],
-        ["failed", "not_covered"],
-        ["needs_integration", "not_covered"],
-    ]
+    assert s["matrix"]["rows"] == [["passed"], ["failed"], ["needs_integration"]]
     (indexed,) = s["evidence"]
     assert indexed["name"] == "job.log" and indexed["sha256"] == evidence.sha256
     assert indexed["recorded_by"] == "bob" and indexed["recorded_at"]
 
-    # A sheet for chosen candidates freezes only those, with the whole shortlist for context.
+    # A sheet for chosen candidates freezes only those, with the whole shortlist for context;
+    # a not-applicable one is there when chosen.
     chosen = services.sheet_generate(
         project=alpha, language="en", actor=None, candidate_slugs=["slurm"]
     )
     assert [c["slug"] for c in chosen.snapshot["candidates"]] == ["slurm"]
+    assert chosen.snapshot["candidates"][0]["not_covered"] == [
+        "quota-hit",
+        "real-job",
+        "cross-tenant",
+    ]
     assert chosen.snapshot["matrix"]["columns"] == ["slurm"]
     assert len(chosen.snapshot["shortlist"]) == 2
     assert chosen.snapshot["evidence"] == []
@@ -395,3 +399,16 @@ def test_crafted_metadata_and_headers_get_answers_not_errors(evaluation) -> None
         "/api/v1/sheets/verify/", b"%PDF-", content_type="application/pdf", CONTENT_LENGTH="many"
     )
     assert bad_length.status_code == 400
+
+
+def test_a_sheet_allowing_one_signer_several_roles_says_so_on_its_sign_off_page(
+    evaluation,
+) -> None:
+    Project.objects.filter(pk=evaluation["alpha"].pk).update(one_signer_many_roles=True)
+    sheet = rendered(evaluation)
+    assert sheet.one_signer_many_roles
+    allowed = "This project allowed one person to sign for several roles of this revision."
+    assert allowed in " ".join(_pages(Path(sheet.pdf.path))[-1].split())
+    sealed = _seal(evaluation, sheet)
+    last = " ".join(_pages(Path(sealed.sealed_pdf.path))[-1].split())
+    assert allowed in last and "Sealed with the digital signature of" in last

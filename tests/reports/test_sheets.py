@@ -84,14 +84,39 @@ def test_signoff_rules(evaluation) -> None:
             sheet_sha256="0" * 64,
         )
     assert not SignOff.objects.exists()
-    _sign(sheet, evaluation["procurement"], "procurement", "reject")
+    with pytest.raises(ValidationError, match="A rejection needs a comment"):
+        _sign(sheet, evaluation["procurement"], "procurement", "reject")
+    with pytest.raises(ValidationError, match="A rejection needs a comment"):
+        services.signoff_record(
+            sheet=sheet,
+            user=evaluation["procurement"],
+            role="procurement",
+            decision="reject",
+            sheet_sha256=sheet.sha256,
+            comment="  \n ",
+        )
+    assert not SignOff.objects.exists()
+    services.signoff_record(
+        sheet=sheet,
+        user=evaluation["procurement"],
+        role="procurement",
+        decision="reject",
+        sheet_sha256=sheet.sha256,
+        comment="licence terms unclear",
+    )
     with pytest.raises(ValidationError, match="already decided"):
         _sign(sheet, evaluation["procurement"], "procurement")
-    # One person with two roles signs each of them, separately and visibly.
+    # One person holding two roles decides for one of them: the other needs another signer.
     _sign(sheet, evaluation["alice"], "platform")
-    _sign(sheet, evaluation["alice"], "architecture")
-    roles = dict(SignOff.objects.values_list("role", "decision"))
-    assert roles == {"procurement": "reject", "platform": "approve", "architecture": "approve"}
+    with pytest.raises(ValidationError, match="You already decided on this revision as Platform"):
+        _sign(sheet, evaluation["alice"], "architecture")
+    _sign(sheet, evaluation["architecture"], "architecture")
+    roles = dict(SignOff.objects.values_list("role", "user__username"))
+    assert roles == {
+        "procurement": "procurement-lead",
+        "platform": "alice",
+        "architecture": "architecture-lead",
+    }
 
 
 def test_a_stale_revision_cannot_be_signed(evaluation) -> None:
@@ -102,19 +127,107 @@ def test_a_stale_revision_cannot_be_signed(evaluation) -> None:
     assert not SignOff.objects.exists()
 
 
-def test_the_generator_cannot_be_the_only_approver(evaluation) -> None:
+def test_one_admin_holding_every_role_cannot_seal_alone(evaluation) -> None:
+    """Regression: a project admin granted themself the other roles and sealed a five-role
+    sheet alone. Now the roles are granted too late, and one person signs one role anyway."""
     from evaluations.services import membership_set
 
-    solo = evaluation["alice"]
+    solo, alpha = evaluation["alice"], evaluation["alpha"]
+    sheet = _ready(services.sheet_generate(project=alpha, language="en", actor=solo))
     for role in ("procurement", "business", "ops"):
-        membership_set(project=evaluation["alpha"], user=solo, role=role, actor=None)
-    sheet = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=solo))
+        membership_set(project=alpha, user=solo, role=role, actor=solo)
+    _sign(sheet, solo, "platform")
+    with pytest.raises(ValidationError, match="granted after this revision was generated"):
+        _sign(sheet, solo, "procurement")
+    with pytest.raises(ValidationError, match="already decided on this revision as Platform"):
+        _sign(sheet, solo, "architecture")  # held from the start, but a second role
+    # A revision generated after the grant: still one role per person.
+    later = _ready(services.sheet_generate(project=alpha, language="en", actor=solo))
+    _sign(later, solo, "procurement")
+    for role in ("platform", "architecture", "business", "ops"):
+        with pytest.raises(ValidationError, match="one person decides for one role"):
+            _sign(later, solo, role)
+    assert SignOff.objects.filter(user=solo).count() == 2
+    assert Sheet.objects.filter(status=SheetStatus.SEALING).count() == 0
+
+
+def test_a_project_may_allow_one_signer_for_several_roles_but_not_the_generator_alone(
+    evaluation,
+) -> None:
+    from evaluations.services import membership_set, project_signing_roles_set
+
+    solo, alpha = evaluation["alice"], evaluation["alpha"]
+    for role in ("procurement", "business", "ops"):
+        membership_set(project=alpha, user=solo, role=role, actor=None)
+    project_signing_roles_set(
+        project=alpha,
+        roles=list(alpha.signing_roles),
+        one_signer_many_roles=True,
+        actor=solo,
+    )
+    sheet = _ready(services.sheet_generate(project=alpha, language="en", actor=solo))
+    assert sheet.one_signer_many_roles
     for role in ("platform", "architecture", "procurement", "business"):
         _sign(sheet, solo, role)
     with pytest.raises(ValidationError, match="Separation of duties"):
         _sign(sheet, solo, "ops")
     _sign(sheet, evaluation["bob"], "ops")  # someone else completes it
     assert SignOff.objects.filter(sheet=sheet, decision="approve").count() == 5
+    # The choice is frozen with each revision: turning it off does not change this one.
+    project_signing_roles_set(project=alpha, roles=list(alpha.signing_roles), actor=solo)
+    assert Sheet.objects.get(pk=sheet.pk).one_signer_many_roles
+    assert not services.sheet_generate(
+        project=alpha, language="en", actor=solo
+    ).one_signer_many_roles
+
+
+def test_a_token_generated_revision_counts_its_creator_as_generator(evaluation) -> None:
+    from evaluations.services import membership_set, project_signing_roles_set
+    from poc.services import api_token_create
+
+    solo, alpha = evaluation["alice"], evaluation["alpha"]
+    token, _raw = api_token_create(
+        project=alpha, name="nightly", scopes=["results:write"], actor=solo
+    )
+    membership_set(project=alpha, user=solo, role="procurement", actor=None)
+    project_signing_roles_set(
+        project=alpha,
+        roles=["platform", "architecture", "procurement"],
+        one_signer_many_roles=True,
+        actor=solo,
+    )
+    sheet = _ready(services.sheet_generate(project=alpha, language="en", actor=None, token=token))
+    assert sheet.generated_by is None and sheet.generated_by_token == token
+    _sign(sheet, solo, "platform")
+    _sign(sheet, solo, "architecture")
+    with pytest.raises(ValidationError, match="Separation of duties"):
+        _sign(sheet, solo, "procurement")
+    _sign(sheet, evaluation["procurement"], "procurement")
+
+
+def test_a_sheet_needs_a_shortlisted_candidate_and_an_action(evaluation) -> None:
+    from evaluations.models import AcceptanceAction, Candidate
+    from tests.factories import CandidateFactory, ProjectFactory
+
+    alpha = evaluation["alpha"]
+    Candidate.objects.filter(project=alpha).update(tier="not_applicable")
+    with pytest.raises(ValidationError, match="No candidate is shortlisted"):
+        services.sheet_generate(project=alpha, language="en", actor=None)
+    # Chosen, a not-applicable candidate is covered.
+    chosen = services.sheet_generate(
+        project=alpha, language="en", actor=None, candidate_slugs=["volcano"]
+    )
+    assert chosen.candidate_slugs == ["volcano"]
+    empty = ProjectFactory(slug="empty")
+    with pytest.raises(ValidationError) as caught:
+        services.sheet_generate(project=empty, language="en", actor=None)
+    assert len(caught.value.messages) == 2
+    assert "acceptance suite has no action" in caught.value.messages[1]
+    CandidateFactory(project=empty, solution_key="volcano")
+    with pytest.raises(ValidationError, match="acceptance suite has no action"):
+        services.sheet_generate(project=empty, language="en", actor=None)
+    assert not AcceptanceAction.objects.filter(project=empty).exists()
+    assert Sheet.objects.count() == 1
 
 
 def test_render_seal_and_verify_independently(evaluation, tmp_path) -> None:
@@ -215,10 +328,9 @@ def test_browser_pages_and_the_signoff_form(evaluation, login) -> None:
         ).status_code
         == 302
     )
-    assert "costs unclear" in client.get(url).content.decode()
-    assert (
-        "Rejected by Operations: this revision cannot be sealed" in client.get(url).content.decode()
-    )
+    page = client.get(url).content.decode()
+    assert "<strong>Rejected by Operations (bob):</strong> costs unclear" in page
+    assert "This revision cannot be sealed." in page
     listing = client.get(reverse("reports:sheets", kwargs={"slug": "alpha"})).content.decode()
     assert '<span class="badge flag">rejected</span>' in listing
     assert (
@@ -239,3 +351,47 @@ def test_production_refuses_to_start_without_a_certificate(settings) -> None:
     errors = signing_certificate_check()
     assert [e.id for e in errors] == ["reports.E001"]
     assert "not a readable PKCS#12" in errors[0].msg
+
+
+def test_pages_say_what_is_missing_and_why_a_role_cannot_sign(evaluation, login) -> None:
+    from evaluations.services import membership_set
+    from tests.factories import ProjectFactory
+
+    empty = ProjectFactory(slug="empty")
+    membership_set(
+        project=empty, user=evaluation["alice"], role="platform", is_admin=True, actor=None
+    )
+    client = login(evaluation["alice"])
+    url = reverse("reports:sheets", kwargs={"slug": "empty"})
+    page = client.get(url).content.decode()
+    assert "A sheet cannot be generated yet:" in page and "No candidate is shortlisted" in page
+    refused = client.post(url, {"language": "en"})
+    assert (
+        refused.status_code == 422 and "acceptance suite has no action" in refused.content.decode()
+    )
+    assert not Sheet.objects.exists()
+
+    # Alice holds platform and architecture: once she decides as one, the other is explained.
+    sheet = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=None))
+    detail = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": sheet.revision})
+    page = client.get(detail).content.decode()
+    assert "Your decision as Platform" in page and "Your decision as Architecture" in page
+    assert "(required to reject)" in page
+    _sign(sheet, evaluation["alice"], "platform")
+    page = client.get(detail).content.decode()
+    assert "Your decision as Architecture" not in page
+    assert "You already decided on this revision as Platform" in page
+    # The admin form turns the rule off for revisions generated from then on.
+    roles = reverse("reports:sheet_roles", kwargs={"slug": "alpha"})
+    saved = client.post(
+        roles, {"signing_roles": evaluation["alpha"].signing_roles, "one_signer_many_roles": "on"}
+    )
+    assert saved.status_code == 302
+    assert "Your decision as Architecture" not in client.get(detail).content.decode()
+    later = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=None))
+    _sign(later, evaluation["alice"], "platform")
+    page = client.get(
+        reverse("reports:sheet", kwargs={"slug": "alpha", "revision": later.revision})
+    ).content.decode()
+    assert "Your decision as Architecture" in page
+    assert "This project allows one person to sign for several roles" in page

@@ -20,10 +20,13 @@ from workbench.celery import app as celery_app
 
 @pytest.mark.django_db
 def test_generate_read_and_sign_through_the_api(evaluation) -> None:
-    client, _token, _raw = token_client(evaluation["alpha"])
+    client, token, _raw = token_client(evaluation["alpha"])
     response = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json")
     assert response.status_code == 202
     sheet = Sheet.objects.get(pk=response.json()["id"])
+    assert sheet.generated_by_token == token and sheet.generated_by is None
+    assert response.json()["generated_by_token"] == {"name": token.name, "prefix": token.prefix}
+    assert response.json()["one_signer_many_roles"] is False
     assert response.json()["status"] == "pending" and response.json()["sha256"] == sheet.sha256
     assert (
         client.post("/api/v1/projects/beta/sheets/", {"language": "en"}, format="json").status_code
