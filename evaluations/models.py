@@ -101,6 +101,12 @@ class Project(models.Model):
     one_signer_many_roles = models.BooleanField(
         _("one person may sign for several roles"), default=False
     )
+    # "Freeze for sign-off": while on and a revision is open, edits to what that revision froze
+    # are refused (results are still recorded, after the freeze). The open revision and when it
+    # was frozen are kept here by the sheet services, so that every app can check them.
+    review_freeze = models.BooleanField(_("frozen for sign-off"), default=False)
+    frozen_revision = models.PositiveIntegerField(null=True, blank=True)
+    frozen_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

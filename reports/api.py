@@ -45,6 +45,7 @@ def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
         ),
         "error": sheet.error or None,
         "seal_error": sheet.seal_error or None,
+        "withdrawn_reason": sheet.withdrawn_reason or None,
         # The project changed after this revision was frozen (open revisions can no longer be
         # signed; sealed ones stay valid for what they froze); null where not checked.
         "stale": stale,
@@ -54,6 +55,7 @@ def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
                 "user": s.user.get_username(),
                 "decision": s.decision,
                 "comment": s.comment,
+                "after_changes": s.after_changes,
                 "decided_at": s.decided_at.isoformat(),
             }
             for s in selectors.signoffs_for_sheet(sheet)
@@ -149,7 +151,26 @@ class SheetDetailApi(APIView):
         # (clients poll then) staleness is not checked and reads null.
         working = (SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.SEALING)
         stale = None if sheet.status in working else selectors.sheet_is_stale(sheet)
-        return Response(_sheet_data(sheet, stale=stale))
+        data = _sheet_data(sheet, stale=stale)
+        # What a signer reads before deciding on an outdated revision (at most diff.LIMIT rows).
+        changes = selectors.changes_since_freeze(sheet) if stale else None
+        data["changes_since_freeze"] = (
+            None
+            if changes is None
+            else {
+                "total": changes.total,
+                "shown": [
+                    {
+                        "section": c.section,
+                        "subject": c.subject,
+                        "before": c.before,
+                        "after": c.after,
+                    }
+                    for c in changes.shown
+                ],
+            }
+        )
+        return Response(data)
 
 
 class SheetPdfApi(APIView):

@@ -57,3 +57,25 @@ class SigningRolesForm(forms.Form):
             "they hold. On: the sheet's sign-off page says that this project allowed it."
         ),
     )
+
+
+class ReviewFreezeForm(forms.Form):
+    frozen = forms.BooleanField(
+        label=_("Freeze for sign-off"),
+        required=False,
+        help_text=_(
+            "While a revision is open, edits to what it froze (framing, shortlist, acceptance "
+            "suite, responsibilities, boundaries) are refused; results are still recorded, after "
+            "the freeze. Lifted by hand, or held no longer once the revision is sealed, rejected "
+            "or withdrawn."
+        ),
+    )
+
+
+class WithdrawForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why withdraw this revision?"),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": _("Say why the revision is withdrawn.")},
+    )

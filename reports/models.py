@@ -14,6 +14,17 @@ class SheetStatus(models.TextChoices):
     SEALING = "sealing", _("Approved: sealing")
     SEALED = "sealed", _("Signed and sealed")
     FAILED = "failed", _("Failed")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
+
+
+# Revisions that are still under way: they can be signed (or will be, once rendered).
+OPEN_STATUSES = (
+    SheetStatus.PENDING,
+    SheetStatus.RENDERING,
+    SheetStatus.READY,
+    SheetStatus.SEALING,
+    SheetStatus.FAILED,
+)
 
 
 class Sheet(models.Model):
@@ -61,6 +72,7 @@ class Sheet(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     rendered_at = models.DateTimeField(null=True, blank=True)
     sealed_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-revision"]
@@ -86,6 +98,9 @@ class SignOff(models.Model):
     decision = models.CharField(max_length=10, choices=Decision)
     comment = models.TextField(blank=True)
     sheet_sha256 = models.CharField(max_length=64)
+    # Decided on the frozen revision while the project had already moved on (the signer was
+    # shown what changed since the freeze).
+    after_changes = models.BooleanField(default=False)
     decided_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -56,6 +56,7 @@ def sheet_html(
                 "one_signer_many_roles": sheet.one_signer_many_roles,
                 "header_left": f"{snapshot['project']['name']} · r{sheet.revision}",
                 "signoffs": signoffs or [],
+                "signed_after_changes": any(so.after_changes for so in signoffs or []),
                 "signer_subject": signer_subject,
                 "self_signed": self_signed,
                 "signoff_only": signoff_only,

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from evaluations.models import AcceptanceAction, Candidate, Membership, Project, TeamRole, Tier
+from reports.diff import Changes, snapshot_changes
 from reports.models import Sheet, SignOff
 from reports.snapshot import build_snapshot, content_fingerprint, snapshot_and_hash
 
@@ -187,6 +188,14 @@ def sheet_is_stale(sheet: Sheet) -> bool:
         sheet.project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
     )
     return digest != sheet.sha256
+
+
+def changes_since_freeze(sheet: Sheet) -> Changes:
+    """What differs between what this revision froze and the project now, in its language."""
+    now = build_snapshot(
+        sheet.project, language=sheet.language, candidate_slugs=sheet.candidate_slugs
+    )
+    return snapshot_changes(sheet.snapshot, now)
 
 
 # Rendering the largest sheets takes seconds; work older than this was lost with its worker.

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Max, QuerySet
+from django.db.models import Exists, Max, OuterRef, QuerySet
 from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -18,7 +18,7 @@ from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from poc.models import ApiToken
 from reports import rendering, signing
-from reports.models import Decision, Sheet, SheetStatus, SignOff
+from reports.models import OPEN_STATUSES, Decision, Sheet, SheetStatus, SignOff
 from reports.selectors import (
     sheet_candidates,
     sheet_generators,
@@ -97,6 +97,7 @@ def sheet_generate(
         generated_by=actor if actor is not None and actor.is_authenticated else None,
         generated_by_token=token,
     )
+    freeze_refresh(project_id=project.pk)
     event_record(
         project=project,
         actor=actor,
@@ -232,8 +233,8 @@ def signoff_record(
 ) -> SignOff:
     """One role's decision on this exact revision. Refused: a role the signer does not hold or
     was granted after the revision, a second role for one person (unless the revision allows
-    it), a second decision by a role, a rejection without a comment, a stale or changed
-    revision, a generator (or the creator of the token that generated it) approving alone."""
+    it), a second decision by a role, a rejection without a comment, a decision naming another
+    revision's hash, a generator (or the creator of the token that generated it) approving alone."""
     sheet = (
         Sheet.objects.select_for_update(of=("self",))
         .select_related("project", "generated_by_token")
@@ -254,13 +255,9 @@ def signoff_record(
             _("This revision is not open for sign-off (%(status)s).")
             % {"status": sheet.get_status_display()}
         )
-    if sheet_is_stale(sheet):
-        raise ValidationError(
-            _(
-                "The project changed after this revision was generated: "
-                "generate a new revision and sign that one."
-            )
-        )
+    # An outdated revision is still signed for what it froze: the signer was shown what changed
+    # since, and the decision records that it came after those changes.
+    after_changes = sheet_is_stale(sheet)
     if decision == Decision.REJECT and not comment.strip():
         raise ValidationError(_("A rejection needs a comment saying why."))
     refusal = signer_refusal(sheet, user, role)
@@ -286,6 +283,7 @@ def signoff_record(
                 decision=decision,
                 comment=comment.strip(),
                 sheet_sha256=sheet.sha256,
+                after_changes=after_changes,
             )
     except IntegrityError:
         raise ValidationError(
@@ -296,8 +294,10 @@ def signoff_record(
         actor=user,
         verb=f"sheet.{decision}",
         subject=f"r{sheet.revision} · {role}",
-        after={"comment": signoff.comment},
+        after={"comment": signoff.comment, "after_changes": after_changes},
     )
+    if decision == Decision.REJECT:
+        freeze_refresh(project_id=sheet.project_id)  # a rejected revision holds no freeze
     if decision == Decision.APPROVE and all(
         r in {**approvals, role: user.pk} for r in sheet.required_roles
     ):
@@ -337,6 +337,7 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
                 work_started_at=None,
                 sealed_at=timezone.now(),
             )
+            freeze_refresh(project_id=sheet.project_id)
             event_record(
                 project=sheet.project,
                 actor=None,
@@ -413,7 +414,84 @@ def sheet_retry(*, sheet: Sheet, actor: User) -> str:
     return what
 
 
+def open_revision(project_id: int) -> Sheet | None:
+    """The newest revision still under way: not sealed, withdrawn or rejected."""
+    rejected = SignOff.objects.filter(sheet=OuterRef("pk"), decision=Decision.REJECT)
+    return (
+        Sheet.objects.filter(project_id=project_id, status__in=OPEN_STATUSES)
+        .exclude(Exists(rejected))
+        .order_by("-revision")
+        .only("pk", "revision", "created_at")
+        .first()
+    )
+
+
+def freeze_refresh(*, project_id: int) -> None:
+    """Point the project's freeze at its open revision (or at none). Called whenever a
+    revision opens or closes, and when a project admin turns the freeze on or off."""
+    project = Project.objects.select_for_update().get(pk=project_id)
+    held = open_revision(project_id) if project.review_freeze else None
+    revision, at = (held.revision, held.created_at) if held is not None else (None, None)
+    if (project.frozen_revision, project.frozen_at) != (revision, at):
+        Project.objects.filter(pk=project_id).update(frozen_revision=revision, frozen_at=at)
+
+
+@transaction.atomic
+def review_freeze_set(*, project: Project, frozen: bool, actor: User) -> Project:
+    """Freeze for sign-off (project admins): while a revision is open, edits to what it froze
+    are refused until it is sealed, rejected or withdrawn."""
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    if locked.review_freeze != frozen:
+        Project.objects.filter(pk=project.pk).update(review_freeze=frozen)
+        event_record(
+            project=locked,
+            actor=actor,
+            verb="project.review_freeze",
+            subject=str(_("frozen for sign-off") if frozen else _("freeze lifted")),
+            before={"review_freeze": locked.review_freeze},
+            after={"review_freeze": frozen},
+        )
+    freeze_refresh(project_id=project.pk)
+    return Project.objects.get(pk=project.pk)
+
+
+@transaction.atomic
+def sheet_withdraw(*, sheet: Sheet, actor: User, reason: str) -> Sheet:
+    """Take an open revision out of sign-off (a project admin or whoever generated it): no
+    more decisions, and it holds the freeze no longer. Decisions already made are kept."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationError({"reason": _("Say why the revision is withdrawn.")})
+    locked = Sheet.objects.select_for_update(of=("self",)).get(pk=sheet.pk)
+    if locked.status not in (
+        SheetStatus.PENDING,
+        SheetStatus.RENDERING,
+        SheetStatus.READY,
+        SheetStatus.FAILED,
+    ):
+        raise ValidationError(
+            _("This revision cannot be withdrawn (%(status)s).")
+            % {"status": locked.get_status_display()}
+        )
+    Sheet.objects.filter(pk=sheet.pk).update(
+        status=SheetStatus.WITHDRAWN, withdrawn_reason=reason[:2000], work_started_at=None
+    )
+    freeze_refresh(project_id=locked.project_id)
+    event_record(
+        project=sheet.project,
+        actor=actor,
+        verb="sheet.withdrawn",
+        subject=f"r{locked.revision}",
+        after={"reason": reason[:2000]},
+    )
+    return Sheet.objects.select_related("project").get(pk=sheet.pk)
+
+
 __all__ = [
+    "freeze_refresh",
+    "open_revision",
+    "review_freeze_set",
+    "sheet_withdraw",
     "sheet_generate",
     "sheet_is_stale",
     "sheet_render",

@@ -17,7 +17,14 @@ from evaluations.models import Project, TeamRole
 from evaluations.selectors import ProjectAccess
 from reports import exports, selectors, services
 from reports.diff import snapshot_changes
-from reports.forms import SheetGenerateForm, SigningRolesForm, SignOffForm, VerifyForm
+from reports.forms import (
+    ReviewFreezeForm,
+    SheetGenerateForm,
+    SigningRolesForm,
+    SignOffForm,
+    VerifyForm,
+    WithdrawForm,
+)
 from reports.models import Decision, SheetStatus
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
@@ -58,6 +65,7 @@ def _sheets_page(
                 }
             ),
             "missing": selectors.sheet_missing(project, selectors.sheet_candidates(project, [])),
+            "freeze_form": ReviewFreezeForm(initial={"frozen": project.review_freeze}),
             "signing_roles": [TeamRole(r).label for r in project.signing_roles],
             "unheld_roles": [
                 TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
@@ -114,6 +122,53 @@ def sheet_roles(request: AuthedHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def sheet_freeze(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """Turn the freeze for sign-off on or off (project admins)."""
+    access = evaluation_selectors.project_access(request.user, slug, admin=True)
+    form = ReviewFreezeForm(request.POST)
+    form.is_valid()  # a lone checkbox: absent means off
+    project = services.review_freeze_set(
+        project=access.project, frozen=bool(form.cleaned_data.get("frozen")), actor=request.user
+    )
+    if project.frozen_revision is not None:
+        messages.success(
+            request,
+            _("Frozen for the sign-off of r%(revision)s.") % {"revision": project.frozen_revision},
+        )
+    elif project.review_freeze:
+        messages.success(request, _("Frozen for sign-off: the next revision will hold it."))
+    else:
+        messages.success(request, _("The freeze is lifted."))
+    return redirect("reports:sheets", slug=slug)
+
+
+@login_required
+@require_POST
+def sheet_withdraw(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
+    """Take an open revision out of sign-off (project admins, or whoever generated it)."""
+    access = evaluation_selectors.project_access(request.user, slug, write=True)
+    current = selectors.sheet_for_project(access.project, revision)
+    if not access.is_admin and current.generated_by_id != request.user.pk:
+        raise PermissionDenied
+    form = WithdrawForm(request.POST)
+    if form.is_valid():
+        try:
+            services.sheet_withdraw(
+                sheet=current, actor=request.user, reason=form.cleaned_data["reason"]
+            )
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        else:
+            messages.success(
+                request, _("Revision r%(revision)s is withdrawn.") % {"revision": revision}
+            )
+    else:
+        messages.error(request, " ".join(str(e) for es in form.errors.values() for e in es))
+    return redirect("reports:sheet", slug=slug, revision=revision)
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug)
@@ -137,7 +192,7 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
     # Only a sheet open for sign-off can go stale in a way that matters, and the check rebuilds
     # the snapshot: skip it while the page polls a rendering sheet every second.
     stale = current.status == SheetStatus.READY and selectors.sheet_is_stale(current)
-    open_for_sign_off = current.status == SheetStatus.READY and not stale
+    open_for_sign_off = current.status == SheetStatus.READY
     my_open_roles, my_blocked_roles = [], []
     for role in access.roles:
         if role in current.required_roles and role not in decided and open_for_sign_off:
@@ -153,8 +208,13 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "sheet": current,
         "decided": decided,
         "stale": stale,
+        "since_freeze": selectors.changes_since_freeze(current) if stale else None,
         "errors": errors,
         "open_roles": my_open_roles,
+        "may_withdraw": current.status
+        in (SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.READY, SheetStatus.FAILED)
+        and (access.is_admin or current.generated_by_id == request.user.pk)
+        and access.can_write,
         "blocked_roles": my_blocked_roles,
         "decisions": Decision.choices,
         "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],

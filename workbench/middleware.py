@@ -91,3 +91,35 @@ class HealthProbeMiddleware:
             if probe is not None:
                 return probe(request)  # type: ignore[arg-type]
         return self.get_response(request)
+
+
+class ServiceRefusalMiddleware:
+    """A service's refusal that no view turned into a form error still answers with its
+    reason, never a 500: 409 for a conflict with the project's state (a freeze for sign-off),
+    400 otherwise. JSON under /api/, plain text to HTMX (the page shows it), a page elsewhere.
+    Nothing was written: the services refuse before they write, inside their transaction."""
+
+    CONFLICT_CODES = frozenset({"scope_frozen"})
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from django.core.exceptions import ValidationError
+        from django.http import JsonResponse
+        from django.shortcuts import render
+
+        if not isinstance(exception, ValidationError):
+            return None
+        status = 409 if getattr(exception, "code", None) in self.CONFLICT_CODES else 400
+        messages = exception.messages
+        if request.path_info.startswith("/api/"):
+            return JsonResponse({"detail": " ".join(messages)}, status=status)
+        if request.headers.get("HX-Request") == "true":
+            return HttpResponse(
+                " ".join(messages), status=status, content_type="text/plain; charset=utf-8"
+            )
+        return render(request, "workbench/refused.html", {"messages_": messages}, status=status)

@@ -74,6 +74,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "workbench.middleware.ServiceRefusalMiddleware",
     "axes.middleware.AxesMiddleware",  # last: it answers locked-out logins
 ]
 

@@ -5,6 +5,7 @@ Import from here (`from evaluations import services`); the modules split the use
 
 from evaluations.services.catalog import SeedReport, catalog_seed, template_catalog_seed
 from evaluations.services.demo import DEMO_PASSWORD, DEMO_SLUG, demo_seed
+from evaluations.services.freeze import ScopeFrozen, scope_edit_guard
 from evaluations.services.history import event_record
 from evaluations.services.projects import (
     membership_remove,
@@ -40,6 +41,7 @@ __all__ = [
     "ApplyReport",
     "ImportReport",
     "TemplatePlan",
+    "ScopeFrozen",
     "action_create",
     "action_delete",
     "action_update",
@@ -67,4 +69,5 @@ __all__ = [
     "project_create",
     "project_signing_roles_set",
     "project_update",
+    "scope_edit_guard",
 ]

@@ -14,6 +14,7 @@ from evaluations.models import (
     Project,
     TeamRole,
 )
+from evaluations.services.freeze import scope_edit_guard
 from evaluations.services.history import event_record
 
 FRAMING_FIELDS = ("workloads", "existing_base", "layer_needed", "supplier_needs")
@@ -42,6 +43,10 @@ def project_create(
 @transaction.atomic
 def project_update(*, project: Project, actor: User, **changes: Any) -> Project:
     """Change a project's name, description, phase or framing answers."""
+    # The phase is not part of what a sheet freezes; unchanged answers re-sent by a form are not
+    # an edit.
+    if any(getattr(project, k, None) != v for k, v in changes.items() if k != "phase"):
+        scope_edit_guard(project)
     allowed = {"name", "description", "phase", *FRAMING_FIELDS}
     unknown = set(changes) - allowed
     if unknown:

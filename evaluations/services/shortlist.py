@@ -15,6 +15,7 @@ from evaluations.models import (
     Solution,
     Tier,
 )
+from evaluations.services.freeze import scope_edit_guard
 from evaluations.services.history import event_record
 
 
@@ -49,6 +50,7 @@ def candidate_add(
     slug: str = "",
 ) -> Candidate:
     """Put a catalog solution on a project's shortlist."""
+    scope_edit_guard(project)
     last = Candidate.objects.filter(project=project).aggregate(m=Max("position"))["m"]
     candidate = Candidate(
         project=project,
@@ -90,6 +92,7 @@ def candidate_update(
 
     Moving to "not applicable for now" without a reason is refused and nothing changes.
     """
+    scope_edit_guard(candidate.project_id)
     candidate = (
         Candidate.objects.select_for_update().select_related("solution").get(pk=candidate.pk)
     )
@@ -122,6 +125,7 @@ def candidate_update(
 
 @transaction.atomic
 def candidate_remove(*, candidate: Candidate, actor: User) -> None:
+    scope_edit_guard(candidate.project_id)
     event_record(
         project=candidate.project,
         actor=actor,

@@ -21,6 +21,7 @@ from evaluations.models import (
     TemplateRequirement,
     TemplateSet,
 )
+from evaluations.services.freeze import scope_edit_guard
 from evaluations.services.history import event_record
 
 REQUIREMENT_FIELDS = ("feature", "dimension", "owner_team", "importance")
@@ -52,6 +53,7 @@ def requirement_create(
     record: bool = True,
 ) -> Requirement:
     """Add a requirement; until it has an action it reads "not yet rewritten"."""
+    scope_edit_guard(project)
     requirement = Requirement(
         project=project,
         feature=feature.strip(),
@@ -79,6 +81,7 @@ def requirement_create(
 def requirement_update(
     *, requirement: Requirement, actor: User | None, **changes: Any
 ) -> Requirement:
+    scope_edit_guard(requirement.project_id)
     unknown = set(changes) - set(REQUIREMENT_FIELDS)
     if unknown:
         raise ValueError(f"requirement_update cannot change {sorted(unknown)}")
@@ -103,6 +106,7 @@ def requirement_update(
 
 @transaction.atomic
 def requirement_delete(*, requirement: Requirement, actor: User | None) -> None:
+    scope_edit_guard(requirement.project_id)
     event_record(
         project=requirement.project,
         actor=actor,
@@ -140,6 +144,7 @@ def requirements_from_claims(
     Bullets and numbering are stripped; blank lines and claims the project already holds
     (same words, case-insensitive) are skipped.
     """
+    scope_edit_guard(project)
     existing = {
         feature.casefold()
         for feature in Requirement.objects.filter(project=project).values_list("feature", flat=True)
@@ -207,6 +212,7 @@ def action_create(
     record: bool = True,
 ) -> AcceptanceAction:
     """Add an acceptance action; it applies to every candidate of the project."""
+    scope_edit_guard(requirement.project_id)
     project = requirement.project
     if _key_taken(project, key):
         raise ValidationError(
@@ -242,6 +248,7 @@ def action_update(
     *, action: AcceptanceAction, actor: User | None, **changes: Any
 ) -> AcceptanceAction:
     """Edit an action. A new key keeps the old one as an alias, so results and CI jobs follow."""
+    scope_edit_guard(action.project_id)
     unknown = set(changes) - set(ACTION_FIELDS) - {"requirement"}
     if unknown:
         raise ValueError(f"action_update cannot change {sorted(unknown)}")
@@ -289,6 +296,7 @@ def action_update(
 
 @transaction.atomic
 def action_delete(*, action: AcceptanceAction, actor: User | None) -> None:
+    scope_edit_guard(action.project_id)
     event_record(
         project=action.project,
         actor=actor,
@@ -309,6 +317,7 @@ def action_delete(*, action: AcceptanceAction, actor: User | None) -> None:
 def reorder(*, item: Requirement | AcceptanceAction, direction: str) -> None:
     """Swap an action (within its requirement) or a requirement (within its dimension)
     with its neighbour. Positions are renumbered first so gaps and ties never block a move."""
+    scope_edit_guard(item.project_id)
     if direction not in ("up", "down"):
         raise ValueError(direction)
     siblings: list[Any]
@@ -400,6 +409,7 @@ def template_set_apply(
     Idempotent: what was applied before (by template key) is not added again, even if the
     team has since edited or renamed it. Teams edit the copies freely.
     """
+    scope_edit_guard(project)
     Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise applies
     plan = template_set_plan(project=project, template_set=template_set)
     suffix = "zh" if language.lower().startswith("zh") else "en"
@@ -464,6 +474,7 @@ def suite_import(*, project: Project, actor: User | None, parsed: Any) -> Import
     Requirements are matched by feature and dimension, actions by key (current or a past key);
     matching actions are updated in place, the rest created.
     """
+    scope_edit_guard(project)
     from evaluations.selectors import action_by_key
 
     if parsed.errors:

@@ -97,6 +97,7 @@ def project_framing(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         request,
         "evaluations/project_framing.html",
         {"access": access, "project": project, "form": form, "tab": "framing"},
+        status=422 if form.is_bound else 200,  # a bound form shown again holds its errors
     )
 
 

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from evaluations.models import AcceptanceAction, Candidate
 from evaluations.services import event_record
+from evaluations.services.freeze import scope_edit_guard
 from poc.models import (
     Boundary,
     Evidence,
@@ -286,6 +287,7 @@ def responsibility_set(
     note: str = "",
 ) -> Responsibility:
     """Assign one area of long-term responsibility for a candidate to a party and a person."""
+    scope_edit_guard(candidate.project_id)
     row = Responsibility.objects.select_for_update().filter(candidate=candidate, area=area).first()
     before = {f: getattr(row, f) for f in RESPONSIBILITY_FIELDS} if row else None
     if row is None:
@@ -310,6 +312,7 @@ def responsibility_set(
 
 @transaction.atomic
 def responsibility_clear(*, candidate: Candidate, area: str, actor: User | None) -> None:
+    scope_edit_guard(candidate.project_id)
     row = Responsibility.objects.filter(candidate=candidate, area=area).first()
     if row is None:
         return
@@ -328,6 +331,7 @@ BOUNDARY_FIELDS = ("license_model", "support_terms", "upgrade_cadence", "exit_pl
 
 @transaction.atomic
 def boundary_update(*, candidate: Candidate, actor: User | None, **fields: Any) -> Boundary:
+    scope_edit_guard(candidate.project_id)
     unknown = set(fields) - set(BOUNDARY_FIELDS)
     if unknown:
         raise ValueError(f"boundary_update cannot change {sorted(unknown)}")

@@ -20,8 +20,9 @@ def reports_queue():
 
 
 def test_generate_follow_rendering_and_sign(
-    logged_in_page, live_server, settings, tmp_path, reports_queue
+    logged_in_page, live_server, settings, tmp_path, reports_queue, suite
 ) -> None:
+    # `suite`: alpha has acceptance actions, without which no sheet is generated.
     settings.MEDIA_ROOT = str(tmp_path)
     page = logged_in_page
     page.goto(f"{live_server.url}/projects/alpha/sheets/")
@@ -40,7 +41,7 @@ def test_generate_follow_rendering_and_sign(
     assert page.evaluate("window.__same_document === true")
 
     form = page.locator("form.signoff-form")
-    form.get_by_label("Reject").check()
+    form.get_by_label("Reject", exact=True).check()
     form.get_by_label("Comment").fill("Exit plan is missing.")
     form.get_by_role("button", name="Record my decision").click()
     expect(page.locator("#sheet-status")).to_contain_text("Exit plan is missing.")
@@ -48,3 +49,27 @@ def test_generate_follow_rendering_and_sign(
     signoff = SignOff.objects.get()
     assert (signoff.role, signoff.decision, signoff.user.username) == ("ops", "reject", "bob")
     assert Sheet.objects.get().status == SheetStatus.READY
+
+
+def test_an_edit_refused_by_the_freeze_says_why_on_the_page(
+    logged_in_page, live_server, suite
+) -> None:
+    from evaluations.models import AcceptanceAction, Project
+
+    alpha = suite["alpha"]
+    services.review_freeze_set(project=alpha, frozen=True, actor=suite["alice"])
+    services.sheet_generate(project=alpha, language="en", actor=suite["bob"])
+    order = list(AcceptanceAction.objects.order_by("position").values_list("key", flat=True))
+    page = logged_in_page
+    page.goto(f"{live_server.url}/projects/alpha/requirements/")
+    expect(page.locator(".notice.frozen")).to_contain_text("Frozen for the sign-off of r1")
+    page.evaluate("window.__same_document = true")
+    first = page.locator(f"#action-{suite['actions'][0].pk}")
+    first.get_by_role("button", name="Move down").click()
+    refused = page.locator("#request-refused")
+    expect(refused).to_contain_text("frozen for the sign-off of revision r1")
+    assert page.evaluate("window.__same_document === true")
+    assert list(AcceptanceAction.objects.order_by("position").values_list("key", flat=True)) == (
+        order
+    )
+    assert Project.objects.get(pk=alpha.pk).frozen_revision == 1

@@ -70,7 +70,7 @@ def test_framing_rejects_unknown_answers(personas, login) -> None:
         url,
         {"name": "Alpha", "phase": "poc", "workloads": ["mining"], "existing_base": "mainframe"},
     )
-    assert response.status_code == 200
+    assert response.status_code == 422
     assert "Select a valid choice" in response.content.decode()
     assert Project.objects.get(slug="alpha").workloads == []
 

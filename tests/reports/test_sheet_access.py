@@ -41,7 +41,16 @@ def _state() -> tuple:
         list(Sheet.objects.values_list("pk", "status", "revision")),
         SignOff.objects.count(),
         Project.objects.get(slug="alpha").signing_roles,
+        Project.objects.get(slug="alpha").review_freeze,
     )
+
+
+POST_ONLY = (
+    "reports:sheet_roles",
+    "reports:sheet_retry",
+    "reports:sheet_freeze",
+    "reports:sheet_withdraw",
+)
 
 
 def test_every_sheet_route_is_walked() -> None:
@@ -65,6 +74,8 @@ def test_outsiders_get_404_and_change_nothing(route, evaluation, sheet, login) -
         "role": "ops",
         "decision": "approve",
         "sheet_sha256": sheet.sha256,
+        "frozen": "on",
+        "reason": "outsider",
     }
     assert client.post(_url(route), post).status_code == 404
     assert _state() == before
@@ -72,7 +83,7 @@ def test_outsiders_get_404_and_change_nothing(route, evaluation, sheet, login) -
 
 @pytest.mark.parametrize(
     "route",
-    [r for r in _report_routes() if r.name not in ("reports:sheet_roles", "reports:sheet_retry")],
+    [r for r in _report_routes() if r.name not in POST_ONLY],
     ids=lambda r: r.name,
 )
 def test_members_open_every_sheet_page(route, evaluation, sheet, login) -> None:
@@ -90,6 +101,10 @@ def test_observers_and_non_admins_cannot_write(evaluation, sheet, login) -> None
     assert observer.post(retry).status_code == 403
     roles = reverse("reports:sheet_roles", args=["alpha"])
     assert login(evaluation["bob"]).post(roles, {"signing_roles": ["ops"]}).status_code == 403
+    freeze = reverse("reports:sheet_freeze", args=["alpha"])
+    assert login(evaluation["bob"]).post(freeze, {"frozen": "on"}).status_code == 403
+    withdraw = reverse("reports:sheet_withdraw", args=["alpha", 1])
+    assert observer.post(withdraw, {"reason": "observer"}).status_code == 403
     assert _state() == before
     page = login(evaluation["bob"]).get(reverse("reports:sheets", args=["alpha"])).content.decode()
     assert "Save signing roles" not in page and "Operations" in page

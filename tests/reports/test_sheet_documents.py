@@ -340,8 +340,15 @@ def test_the_sheet_page_polls_while_rendering_and_marks_stale_revisions(evaluati
         actor=None,
     )
     page = client.get(url).content.decode()
-    assert "can no longer be signed" in page
-    assert "Your decision as" not in page  # no sign-off form on a stale revision
+    assert "The project changed after this revision was frozen" in page
+    # The signer reads what changed since the freeze, and may still decide on what it froze.
+    since = page[page.index('id="since-freeze"') :]
+    assert "Changed since r1 was frozen" in since
+    assert "Needs integration" in since and "Passed" in since
+    assert "Your decision as Operations" in page
+    decided = client.post(url, {"role": "ops", "sheet_sha256": sheet.sha256, "decision": "approve"})
+    assert decided.status_code == 302
+    assert "after later changes" in client.get(url).content.decode()
 
 
 def test_a_file_signed_by_someone_else_is_not_a_sealed_sheet(

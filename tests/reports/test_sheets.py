@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from evaluations.models import Project
 from poc import services as poc_services
-from reports import services
+from reports import selectors, services
 from reports.models import Sheet, SheetStatus, SignOff
 from reports.snapshot import snapshot_and_hash
 from reports.verify import verify_pdf
@@ -119,12 +119,43 @@ def test_signoff_rules(evaluation) -> None:
     }
 
 
-def test_a_stale_revision_cannot_be_signed(evaluation) -> None:
+def test_an_outdated_revision_is_signed_for_what_it_froze_and_says_so(evaluation) -> None:
     sheet = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=None))
+    _sign(sheet, evaluation["procurement"], "procurement")
     Project.objects.filter(pk=evaluation["alpha"].pk).update(description="changed afterwards")
-    with pytest.raises(ValidationError, match="changed after this revision"):
-        _sign(sheet, evaluation["bob"], "ops")
-    assert not SignOff.objects.exists()
+    signoff = _sign(sheet, evaluation["bob"], "ops")
+    assert signoff.after_changes and signoff.sheet_sha256 == sheet.sha256
+    assert not SignOff.objects.get(role="procurement").after_changes
+    (change,) = selectors.changes_since_freeze(Sheet.objects.get(pk=sheet.pk)).shown
+    assert (change.subject, change.after) == ("Description", "changed afterwards")
+
+
+def test_staleness_is_about_what_the_revision_froze(evaluation) -> None:
+    """An edit to a candidate the revision does not cover leaves it signable as it was."""
+    from tests.factories import CandidateFactory
+
+    alpha = evaluation["alpha"]
+    other = CandidateFactory(project=alpha, solution_key="slurm")
+    sheet = _ready(
+        services.sheet_generate(
+            project=alpha, language="en", actor=None, candidate_slugs=["volcano"]
+        )
+    )
+    poc_services.responsibility_set(
+        candidate=other, area="upgrade_rollback", party="vendor", person="Li Wei", actor=None
+    )
+    poc_services.result_record(
+        candidate=other, action=evaluation["actions"][0], outcome="passed", actor=None
+    )
+    assert not services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
+    poc_services.responsibility_set(
+        candidate=evaluation["volcano"],
+        area="upgrade_rollback",
+        party="vendor",
+        person="Wang Fang",
+        actor=None,
+    )
+    assert services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
 
 
 def test_one_admin_holding_every_role_cannot_seal_alone(evaluation) -> None:

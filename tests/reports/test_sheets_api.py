@@ -75,9 +75,23 @@ def test_generate_read_and_sign_through_the_api(evaluation) -> None:
     detail = client.get(f"/api/v1/sheets/{sheet.pk}/").json()
     assert detail["signoffs"][0]["comment"] == "exit plan missing"
     assert detail["stale"] is False and detail["required_roles"][-1] == "ops"
+    assert detail["changes_since_freeze"] is None
+    assert detail["signoffs"][0]["after_changes"] is False
     evaluation["alpha"].description = "scope widened"
     evaluation["alpha"].save()
-    assert client.get(f"/api/v1/sheets/{sheet.pk}/").json()["stale"] is True
+    detail = client.get(f"/api/v1/sheets/{sheet.pk}/").json()
+    assert detail["stale"] is True
+    assert detail["changes_since_freeze"] == {
+        "total": 1,
+        "shown": [
+            {
+                "section": "Framing",
+                "subject": "Description",
+                "before": "—",
+                "after": "scope widened",
+            }
+        ],
+    }
     assert SignOff.objects.count() == 1
 
 
