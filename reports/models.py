@@ -73,6 +73,8 @@ class Sheet(models.Model):
     rendered_at = models.DateTimeField(null=True, blank=True)
     sealed_at = models.DateTimeField(null=True, blank=True)
     withdrawn_reason = models.TextField(blank=True)
+    # When the notice that this open revision has become outdated was written (once).
+    outdated_noticed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-revision"]
@@ -111,3 +113,38 @@ class SignOff(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sheet} {self.role}: {self.decision}"
+
+
+class NoticeKind(models.TextChoices):
+    AWAITING = "awaiting", _("Awaiting your decision")
+    REJECTED = "rejected", _("Rejected")
+    SEALED = "sealed", _("Signed and sealed")
+    OUTDATED = "outdated", _("Outdated")
+
+
+class Notice(models.Model):
+    """One e-mail to one person about one revision, written in the transaction of the event
+    (an outbox: a broker or mail server that is down delays it, never loses it)."""
+
+    sheet = models.ForeignKey(Sheet, on_delete=models.CASCADE, related_name="notices")
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    kind = models.CharField(max_length=20, choices=NoticeKind)
+    role = models.CharField(max_length=20, choices=TeamRole, blank=True)  # awaiting: which
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sheet", "recipient", "kind", "role"], name="notice_once"
+            )
+        ]
+        indexes = [models.Index(fields=["sent_at", "attempts"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.sheet} to {self.recipient}"

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from poc.models import ApiToken
-from reports import rendering, signing
+from reports import notices, rendering, signing
 from reports.models import OPEN_STATUSES, Decision, Sheet, SheetStatus, SignOff
 from reports.selectors import (
     sheet_candidates,
@@ -216,6 +216,7 @@ def sheet_render(*, sheet_id: int) -> Sheet | None:
                 progress=100,
                 rendered_at=timezone.now(),
             )
+            notices.notices_for_ready(sheet)
     except Exception as exc:  # the worker must record why, whatever broke
         log.exception("rendering sheet %s failed", sheet.pk)
         claim.update(
@@ -298,6 +299,8 @@ def signoff_record(
     )
     if decision == Decision.REJECT:
         freeze_refresh(project_id=sheet.project_id)  # a rejected revision holds no freeze
+        if not sheet.signoffs.filter(decision=Decision.REJECT).exclude(pk=signoff.pk).exists():
+            notices.notices_for_rejection(sheet, signoff)  # the first rejection closes it
     if decision == Decision.APPROVE and all(
         r in {**approvals, role: user.pk} for r in sheet.required_roles
     ):
@@ -338,6 +341,7 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
                 sealed_at=timezone.now(),
             )
             freeze_refresh(project_id=sheet.project_id)
+            notices.notices_for_seal(sheet)
             event_record(
                 project=sheet.project,
                 actor=None,

@@ -1,7 +1,9 @@
 """Form helpers shared by every app."""
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.utils.translation import gettext_lazy as _
 
 
 def form_add_service_error(form: forms.Form, exc: ValidationError) -> None:
@@ -16,4 +18,16 @@ def form_add_service_error(form: forms.Form, exc: ValidationError) -> None:
             form.add_error(None, message)
 
 
-__all__ = ["NON_FIELD_ERRORS", "form_add_service_error"]
+class PreferenceForm(forms.Form):
+    email_notifications = forms.BooleanField(
+        label=_("E-mail me when a sheet awaits my decision, is rejected, sealed or outdated"),
+        required=False,
+    )
+    language = forms.ChoiceField(
+        label=_("Language of e-mails"),
+        required=False,
+        choices=[("", _("The site's language")), *settings.LANGUAGES],
+    )
+
+
+__all__ = ["NON_FIELD_ERRORS", "PreferenceForm", "form_add_service_error"]

@@ -27,3 +27,25 @@ class WorkerCheck(models.Model):
         if self.completed_at is None:
             return None
         return int((self.completed_at - self.requested_at).total_seconds() * 1000)
+
+
+class UserPreference(models.Model):
+    """What a person wants from the workbench beyond its pages: e-mail, and in which language."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference"
+    )
+    email_notifications = models.BooleanField(
+        _("e-mail me when a sheet awaits my decision, is rejected, sealed or outdated"),
+        default=True,
+    )
+    # Empty: the site's language (LANGUAGE_CODE).
+    language = models.CharField(
+        _("language of e-mails"), max_length=10, blank=True, choices=settings.LANGUAGES
+    )
+
+    class Meta:
+        verbose_name = _("user preference")
+
+    def __str__(self) -> str:
+        return f"preferences of {self.user}"

@@ -1,10 +1,13 @@
 """Writes for the workbench's own rows."""
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from workbench.models import WorkerCheck
+from workbench.models import UserPreference, WorkerCheck
 
 
 @transaction.atomic
@@ -27,3 +30,15 @@ def worker_check_complete(*, check_id: int, hostname: str) -> WorkerCheck | None
     check.worker_hostname = hostname[:255]
     check.save(update_fields=["completed_at", "worker_hostname"])
     return check
+
+
+@transaction.atomic
+def preference_set(*, user: User, email_notifications: bool, language: str) -> UserPreference:
+    """A person's e-mail choices (theirs alone to make)."""
+    if language and language not in dict(settings.LANGUAGES):
+        raise ValidationError({"language": _("Choose one of the offered languages.")})
+    preference, _created = UserPreference.objects.select_for_update().get_or_create(user=user)
+    preference.email_notifications = email_notifications
+    preference.language = language
+    preference.save()
+    return preference

@@ -265,6 +265,29 @@ if REDIS_URL := env_str("REDIS_URL"):
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# E-mail: notices about sheets (awaiting a decision, rejected, sealed, outdated). Development
+# prints them on the console; production sends through SMTP at EMAIL_HOST.
+_mail_backend = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if PRODUCTION
+    else "django.core.mail.backends.console.EmailBackend",
+)
+_mail_options: dict[str, object] = {}
+if _mail_backend.endswith("smtp.EmailBackend"):
+    _mail_options = {
+        "host": env_str("EMAIL_HOST", "localhost"),
+        "port": env_int("EMAIL_PORT", 25, minimum=1),
+        "username": env_str("EMAIL_HOST_USER"),
+        "password": env_str("EMAIL_HOST_PASSWORD"),
+        "use_tls": env_bool("EMAIL_USE_TLS", default=False),
+        "timeout": 10,
+    }
+MAILERS = {"default": {"BACKEND": _mail_backend, "OPTIONS": _mail_options}}
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "GPU Selection Workbench <workbench@localhost>")
+# Links in e-mails point here (no request to take the host from).
+WORKBENCH_BASE_URL = env_str("WORKBENCH_BASE_URL", f"http://127.0.0.1:{PORT}").rstrip("/")
+
 # Celery: Redis when configured, else kombu's filesystem transport under var/broker/.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
@@ -291,6 +314,9 @@ CELERY_TASK_ROUTES = {"reports.tasks.*": {"queue": "reports"}, "poc.tasks.*": {"
 # Celery beat: due cluster schedules and lost probe runs, every minute.
 CELERY_BEAT_SCHEDULE = {
     "probe-schedule": {"task": "poc.tasks.probe_schedule_task", "schedule": 60.0},
+    # Notices not yet sent (the broker was down, the mail server refused), and open revisions
+    # that have become outdated since they were frozen.
+    "sheet-notices": {"task": "reports.tasks.notices_task", "schedule": 60.0},
 }
 # Declared, not only routed to: a purge (and a worker without -Q) then knows every queue.
 CELERY_TASK_QUEUES = [

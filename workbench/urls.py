@@ -23,6 +23,7 @@ urlpatterns = [
     path("probe/", include("poc.public_urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/preferences/", views.preferences, name="preferences"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("projects/", include("evaluations.urls")),
     path("projects/", include("poc.urls")),

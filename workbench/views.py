@@ -2,15 +2,19 @@ from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST, require_safe
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from workbench import ci_client, readiness, services
+from workbench.forms import PreferenceForm, form_add_service_error
+from workbench.models import UserPreference
 from workbench.selectors import recent_worker_checks, worker_check
-from workbench.typing import HtmxHttpRequest
+from workbench.typing import AuthedHttpRequest, HtmxHttpRequest
 
 
 def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -80,3 +84,33 @@ def worker_check_detail(request: HtmxHttpRequest, check_id: int) -> HttpResponse
     check = worker_check(check_id)
     template = "workbench/status.html#check" if request.htmx else "workbench/check.html"
     return render(request, template, {"check": check})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def preferences(request: AuthedHttpRequest) -> HttpResponse:
+    """The signed-in person's e-mail notices: on or off, and their language."""
+    current = UserPreference.objects.filter(user=request.user).first()
+    initial = {
+        "email_notifications": current.email_notifications if current else True,
+        "language": current.language if current else "",
+    }
+    form = PreferenceForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.preference_set(
+                user=request.user,
+                email_notifications=form.cleaned_data["email_notifications"],
+                language=form.cleaned_data["language"],
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(request, _("Preferences saved."))
+            return redirect("preferences")
+    return render(
+        request,
+        "workbench/preferences.html",
+        {"form": form},
+        status=422 if form.is_bound else 200,
+    )
