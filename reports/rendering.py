@@ -49,6 +49,9 @@ def sheet_html(
                 "matrix_rows": list(
                     zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True)
                 ),
+                # Product names; revisions frozen before they were kept show their references.
+                "matrix_columns": snapshot["matrix"].get("column_names")
+                or snapshot["matrix"]["columns"],
                 "keywords": sheet_keywords(sheet),
                 "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
                 "outcome_order": OUTCOME_ORDER,

@@ -17,7 +17,7 @@ from poc import selectors as poc_selectors
 from poc.models import Evidence, Outcome, ResponsibilityArea, ResultCell
 from poc.probes import present
 
-FORMAT = "workbench-sheet/1"
+FORMAT = "workbench-sheet/2"  # 2: questions and product names beside keys
 AREAS = ResponsibilityArea.values
 
 
@@ -60,9 +60,14 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
         .select_related("solution")
         .order_by("position", "pk")
     )
+    # The evidence of the results this revision freezes (each cell's latest), not every file
+    # ever posted: nightly CI runs would otherwise multiply the index.
+    frozen_results = ResultCell.objects.filter(project=project, candidate__in=chosen).values(
+        "result_id"
+    )
     evidence = (
-        Evidence.objects.filter(project=project, result__candidate__in=chosen)
-        .select_related("result__candidate", "result__action", "uploaded_by")
+        Evidence.objects.filter(project=project, result_id__in=frozen_results)
+        .select_related("result__candidate__solution", "result__action", "uploaded_by")
         .order_by("uploaded_at", "pk")
     )
     return {
@@ -94,6 +99,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "actions": [
                 {
                     "key": a.key,
+                    "question": a.question,
                     "requirement": a.requirement.feature,
                     "dimension": str(a.requirement.get_dimension_display()),
                     "scenario": str(a.get_scenario_display()),
@@ -101,6 +107,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
                 for a in actions
             ],
             "columns": [c.slug for c in chosen],
+            "column_names": [f"{c.solution.name} {c.version}".strip() for c in chosen],
             "rows": [
                 [outcomes.get((c.pk, a.pk), Outcome.NOT_COVERED) for c in chosen] for a in actions
             ],
@@ -108,7 +115,9 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
         "evidence": [
             {
                 "candidate": e.result.candidate.slug,
+                "candidate_name": e.result.candidate.solution.name,
                 "action": e.result.action.key,
+                "question": e.result.action.question,
                 "name": e.name,
                 "kind": e.kind,
                 "sha256": e.sha256,
@@ -146,10 +155,11 @@ def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
             }
             for cell in summary.failed
         ],
-        "not_covered": [a.key for a in summary.not_covered],
+        "not_covered": [{"action": a.key, "question": a.question} for a in summary.not_covered],
         "needs_integration": [
             {
                 "action": cell.action.key,
+                "question": cell.action.question,
                 "what": cell.result.integration_what,
                 "owner_team": str(cell.result.get_integration_owner_team_display()),
                 "effort_days": str(cell.result.integration_effort_days or Decimal(0)),

@@ -79,7 +79,9 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
     # The matrix spans pages, and each of them repeats the column headings.
     spanning = pages[starts["Results matrix"] - 1 : starts["Volcano"] - 1]
     assert len(spanning) >= 2
-    assert all("Acceptance action" in p and "volcano" in p for p in spanning)
+    # Columns carry product names, rows the business question (the key small, as a reference).
+    assert all("Acceptance action" in p and "Volcano" in p for p in spanning)
+    assert "extra-000? extra-000" in " ".join(pages[starts["Results matrix"] - 1].split())
     # The draft says it awaits sign-off on its last page, naming the roles.
     assert "awaiting sign-off" in pages[-1]
     assert "Operations" in pages[-1] and "ops" not in pages[-1].split()
@@ -256,6 +258,7 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     assert v["needs_integration"] == [
         {
             "action": "cross-tenant",
+            "question": "cross-tenant?",
             "what": "LDAP groups",
             "owner_team": "Platform",
             "effort_days": "3.5",
@@ -272,6 +275,7 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     assert s["matrix"]["rows"] == [["passed"], ["failed"], ["needs_integration"]]
     (indexed,) = s["evidence"]
     assert indexed["name"] == "job.log" and indexed["sha256"] == evidence.sha256
+    assert (indexed["candidate_name"], indexed["question"]) == ("Volcano", "real-job?")
     assert indexed["recorded_by"] == "bob" and indexed["recorded_at"]
 
     # A sheet for chosen candidates freezes only those, with the whole shortlist for context;
@@ -281,9 +285,9 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     )
     assert [c["slug"] for c in chosen.snapshot["candidates"]] == ["slurm"]
     assert chosen.snapshot["candidates"][0]["not_covered"] == [
-        "quota-hit",
-        "real-job",
-        "cross-tenant",
+        {"action": "quota-hit", "question": "quota-hit?"},
+        {"action": "real-job", "question": "real-job?"},
+        {"action": "cross-tenant", "question": "cross-tenant?"},
     ]
     assert chosen.snapshot["matrix"]["columns"] == ["slurm"]
     assert len(chosen.snapshot["shortlist"]) == 2
@@ -419,3 +423,26 @@ def test_a_sheet_allowing_one_signer_several_roles_says_so_on_its_sign_off_page(
     sealed = _seal(evaluation, sheet)
     last = " ".join(_pages(Path(sealed.sealed_pdf.path))[-1].split())
     assert allowed in last and "Sealed with the digital signature of" in last
+
+
+def test_the_evidence_index_lists_what_the_frozen_results_hold(evaluation) -> None:
+    """Three nightly runs attach a log each: the sheet indexes the latest result's, not all."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    volcano, action = evaluation["volcano"], evaluation["actions"][1]
+    for night in range(3):
+        result = poc_services.result_record(
+            candidate=volcano,
+            action=action,
+            outcome="failed",
+            failure_cause=f"night {night}: stuck at step 40",
+            change_reason="nightly run",
+            actor=None,
+        )
+        poc_services.evidence_attach_file(
+            result=result,
+            upload=SimpleUploadedFile(f"night-{night}.log", f"night {night}\n".encode()),
+            actor=evaluation["bob"],
+        )
+    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    assert [e["name"] for e in sheet.snapshot["evidence"]] == ["night-2.log"]
