@@ -72,7 +72,8 @@ class UploadLimitMiddleware:
 
 
 class HealthProbeMiddleware:
-    """Answer `/healthz/` and `/readyz/` before host validation and the HTTPS redirect.
+    """Answer `/healthz/`, `/readyz/` and `/metrics` before host validation and the HTTPS
+    redirect.
 
     Orchestrators probe a container by its own address over plain HTTP (Kubernetes sends the
     pod IP as the host, compose's health check `127.0.0.1`); those are rightly not in
@@ -86,10 +87,16 @@ class HealthProbeMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.method in ("GET", "HEAD"):
             from workbench import views
+            from workbench.metrics import metrics_view
 
-            probe = {"/healthz/": views.healthz, "/readyz/": views.readyz}.get(request.path_info)
+            probe = {
+                "/healthz/": views.healthz,
+                "/readyz/": views.readyz,
+                "/metrics": metrics_view,  # Prometheus scrapes by address too (token checked)
+                "/metrics/": metrics_view,
+            }.get(request.path_info)
             if probe is not None:
-                return probe(request)  # type: ignore[arg-type]
+                return probe(request)  # type: ignore[operator,arg-type]
         return self.get_response(request)
 
 

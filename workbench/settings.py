@@ -6,6 +6,7 @@ real secret key and allowed hosts. Every variable is documented in README.md.
 """
 
 from datetime import timedelta
+from ipaddress import ip_network
 from pathlib import Path
 
 import dj_database_url
@@ -62,6 +63,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "workbench.metrics.MetricsMiddleware",  # first: it times everything below
     "workbench.middleware.HealthProbeMiddleware",  # first: probes come by IP and plain HTTP
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -264,6 +266,17 @@ if REDIS_URL := env_str("REDIS_URL"):
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Prometheus metrics at /metrics: a bearer token, or addresses allowed to scrape without one.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+METRICS_ALLOWED_NETWORKS = env_list(
+    "METRICS_ALLOWED_NETWORKS", [] if PRODUCTION else ["127.0.0.0/8", "::1/128"]
+)
+for _network in METRICS_ALLOWED_NETWORKS:
+    try:
+        ip_network(_network, strict=False)
+    except ValueError as _exc:
+        raise ImproperEnvironment(f"METRICS_ALLOWED_NETWORKS: {_exc}") from None
 
 # E-mail: notices about sheets (awaiting a decision, rejected, sealed, outdated). Development
 # prints them on the console; production sends through SMTP at EMAIL_HOST.

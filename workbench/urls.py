@@ -10,6 +10,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from evaluations.views import projects as evaluation_views
 from workbench import views
+from workbench.metrics import metrics_view
 
 # The split view serves swagger-ui's start-up script as a file: no inline script. The vendored
 # swagger-ui adds one <style> element of its own, allowed on that page only.
@@ -19,6 +20,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("healthz/", views.healthz, name="healthz"),
     path("readyz/", views.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("ci/workbench-ci.py", views.ci_client_download, name="ci_client_download"),
     path("probe/", include("poc.public_urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

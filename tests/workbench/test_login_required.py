@@ -11,6 +11,7 @@ PUBLIC = {
     "set_language",
     "healthz",
     "readyz",
+    "metrics",
     "ci_client_download",
     "probe_agent_download",
     "api_schema",

@@ -141,7 +141,12 @@ def test_gunicorn_serves_pages_and_static_files_and_says_when_it_cannot(
         assert b'"name": "signing_certificate", "ok": true' in body
         assert fetch(url + "/accounts/login/", PROXY)[0] == 500
 
-    with gunicorn({**production, "STATIC_ROOT": str(collected)}) as url:
+    served = {**production, "STATIC_ROOT": str(collected), "METRICS_TOKEN": "scrape-token-1"}
+    with gunicorn(served) as url:
+        # Metrics: production allows no address by default, only the token.
+        assert fetch(url + "/metrics")[0] == 403
+        status, _headers, text = fetch(url + "/metrics", {"Authorization": "Bearer scrape-token-1"})
+        assert status == 200 and b"workbench_http_requests_total" in text
         status, _headers, body = fetch(url + "/readyz/")
         assert status == 200, body
         assert body.count(b'"ok": true') == 5 and b'"ok": false' not in body
