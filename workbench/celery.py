@@ -12,6 +12,10 @@ app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+from workbench.logs import connect_celery_signals  # noqa: E402 - after the app exists
+
+connect_celery_signals()
+
 
 @worker_init.connect
 def _refuse_to_start_on_errors(**kwargs: Any) -> None:

@@ -1,5 +1,7 @@
 """Writes for the workbench's own rows."""
 
+import logging
+
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
@@ -8,6 +10,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from workbench.models import UserPreference, WorkerCheck
+
+log = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -26,6 +30,7 @@ def worker_check_complete(*, check_id: int, hostname: str) -> WorkerCheck | None
     check = WorkerCheck.objects.select_for_update().filter(pk=check_id).first()
     if check is None:
         return None
+    log.info("worker check %s answered by %s", check_id, hostname[:255])
     check.completed_at = timezone.now()
     check.worker_hostname = hostname[:255]
     check.save(update_fields=["completed_at", "worker_hostname"])

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "workbench.metrics.MetricsMiddleware",  # first: it times everything below
+    "workbench.logs.RequestIdMiddleware",
     "workbench.middleware.HealthProbeMiddleware",  # first: probes come by IP and plain HTTP
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -336,12 +337,27 @@ CELERY_TASK_QUEUES = [
     Queue(name) for name in dict.fromkeys((CELERY_TASK_DEFAULT_QUEUE, "reports", "probes"))
 ]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The worker logs through LOGGING above (JSON, request ids), not a root logger of its own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# Logs: one line per record, as JSON for log collectors (the default in production) or plain;
+# each carries the request id that the request, and the tasks it queued, share.
+LOG_FORMAT = env_choice("LOG_FORMAT", "json" if PRODUCTION else "plain", ("json", "plain"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "workbench.logs.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "workbench.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
