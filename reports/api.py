@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404
@@ -17,10 +18,9 @@ from rest_framework.views import APIView
 from poc.api.access import api_may_read, api_project, request_token
 from poc.api.authentication import BearerTokenAuthentication
 from poc.models import TokenScope
-from reports import selectors, services
+from reports import selectors, services, signing
 from reports.models import Sheet, SheetStatus
 from reports.verify import verify_pdf
-from reports.views import MAX_VERIFY_BYTES, _trusted_pem
 
 
 def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
@@ -256,7 +256,7 @@ class SheetVerifyApi(APIView):
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return Response({"detail": "Content-Length is not a number"}, status=400)
-        if length > MAX_VERIFY_BYTES:
+        if length > settings.SHEET_VERIFY_MAX_BYTES:
             return Response({"detail": "over 100 MB"}, status=413)
         content_type = request.content_type or ""
         if content_type.startswith("multipart/"):
@@ -267,12 +267,12 @@ class SheetVerifyApi(APIView):
         else:
             # Read the stream, not request.body: the body is capped far below a large sheet.
             stream = request.stream
-            data = stream.read(MAX_VERIFY_BYTES + 1) if stream is not None else b""
-            if len(data) > MAX_VERIFY_BYTES:
+            data = stream.read(settings.SHEET_VERIFY_MAX_BYTES + 1) if stream is not None else b""
+            if len(data) > settings.SHEET_VERIFY_MAX_BYTES:
                 return Response({"detail": "over 100 MB"}, status=413)
         report = verify_pdf(
             data,
-            trusted_pem=_trusted_pem(),
+            trusted_pem=signing.trusted_certificate_pem(),
             # Whether a revision is stored here is for those who may read that project.
             may_compare=lambda slug: api_may_read(request, slug),
         )

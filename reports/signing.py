@@ -172,3 +172,12 @@ def sign_pdf(pdf: bytes, identity: SigningIdentity, *, reason: str) -> bytes:
     out = BytesIO()
     outside_event_loop(signers.sign_pdf, writer, metadata, signer=identity.signer, output=out)
     return out.getvalue()
+
+
+def trusted_certificate_pem() -> bytes | None:
+    """The organisation's certificate that verification trusts, or None where none is set up
+    (verification then still checks integrity and the stored sealed files)."""
+    try:
+        return signing_identity().certificate_pem
+    except (SigningUnavailable, ValueError, OSError):
+        return None

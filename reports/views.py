@@ -15,7 +15,7 @@ from evaluations import selectors as evaluation_selectors
 from evaluations import services as evaluation_services
 from evaluations.models import Project, TeamRole
 from evaluations.selectors import ProjectAccess
-from reports import exports, selectors, services
+from reports import exports, selectors, services, signing
 from reports.diff import snapshot_changes
 from reports.forms import (
     ReviewFreezeForm,
@@ -29,8 +29,6 @@ from reports.models import Decision, SheetStatus
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
-
-MAX_VERIFY_BYTES = settings.SHEET_VERIFY_MAX_BYTES
 
 
 def _candidate_choices(project: Project) -> list[tuple[str, str]]:
@@ -259,25 +257,16 @@ def verify(request: AuthedHttpRequest) -> HttpResponse:
     report = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        if upload.size > MAX_VERIFY_BYTES:
+        if upload.size > settings.SHEET_VERIFY_MAX_BYTES:
             form.add_error("file", _("The file is larger than 100 MB."))
         else:
             report = verify_pdf(
                 upload.read(),
-                trusted_pem=_trusted_pem(),
+                trusted_pem=signing.trusted_certificate_pem(),
                 # Whether a revision is stored here is for that project's members only.
                 may_compare=lambda slug: evaluation_selectors.is_member(request.user, slug),
             )
     return render(request, "reports/verify.html", {"form": form, "report": report})
-
-
-def _trusted_pem() -> bytes | None:
-    from reports.signing import SigningUnavailable, signing_identity
-
-    try:
-        return signing_identity().certificate_pem
-    except (SigningUnavailable, ValueError, OSError):
-        return None
 
 
 @login_required

@@ -8,7 +8,6 @@ from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from evaluations.views import projects as evaluation_views
 from workbench import views
 from workbench.metrics import metrics_view
 
@@ -30,11 +29,13 @@ urlpatterns = [
     path("projects/", include("evaluations.urls")),
     path("projects/", include("poc.urls")),
     path("", include("reports.urls")),
-    path("catalog/", evaluation_views.catalog, name="catalog"),
+    path("catalog/", include("evaluations.catalog_urls")),
     path("status/", views.system_status, name="system_status"),
     path("status/checks/", views.worker_check_create, name="worker_check_create"),
     path("status/checks/<int:check_id>/", views.worker_check_detail, name="worker_check_detail"),
+    # Each app owns its API; they share one prefix.
     path("api/v1/", include("poc.api.urls")),
+    path("api/v1/", include("reports.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path(
         "api/docs/",

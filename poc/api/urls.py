@@ -1,7 +1,6 @@
 from django.urls import path
 
 from poc.api import clusters, probes, views
-from reports import api as sheet_api
 
 urlpatterns = [
     path("projects/", views.ProjectListApi.as_view(), name="api_project_list"),
@@ -34,14 +33,5 @@ urlpatterns = [
     path("projects/<slug:slug>/clusters/", clusters.ClusterListApi.as_view(), name="api_clusters"),
     path(
         "clusters/<int:cluster_id>/runs/", clusters.ClusterRunApi.as_view(), name="api_cluster_run"
-    ),
-    path("projects/<slug:slug>/sheets/", sheet_api.SheetCreateApi.as_view(), name="api_sheets"),
-    path("sheets/verify/", sheet_api.SheetVerifyApi.as_view(), name="api_sheet_verify"),
-    path("sheets/<int:sheet_id>/", sheet_api.SheetDetailApi.as_view(), name="api_sheet"),
-    path("sheets/<int:sheet_id>/pdf", sheet_api.SheetPdfApi.as_view(), name="api_sheet_pdf"),
-    path(
-        "sheets/<int:sheet_id>/signoffs/",
-        sheet_api.SignOffCreateApi.as_view(),
-        name="api_signoffs",
     ),
 ]
