@@ -7,12 +7,16 @@ content, so the spreadsheet and the sheet cannot disagree.
 
 import csv
 import io
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 from openpyxl import Workbook
-from openpyxl.styles import Font
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter
 
+from evaluations.models import Tier
+from poc.models import Outcome
 from workbench.spreadsheets import formula_safe
 
 TABLES = ("matrix", "comparison", "responsibilities")
@@ -22,64 +26,142 @@ TABLE_LABELS = {
     "responsibilities": _("Responsibilities"),
 }
 OUTCOME_ORDER = ("passed", "failed", "not_covered", "needs_integration")
+# Fill colours of outcome cells in XLSX, matching the pages' outcome colours.
+OUTCOME_FILLS = {
+    "passed": "D7F0DE",
+    "failed": "F8D7D3",
+    "not_covered": "E8E8E8",
+    "needs_integration": "E6DDF5",
+}
+
+
+@dataclass(frozen=True)
+class OutcomeCell:
+    """An outcome in a table: written as its label, coloured in XLSX."""
+
+    code: str
+
+    def __str__(self) -> str:
+        try:
+            return str(Outcome(self.code).label)
+        except ValueError:
+            return self.code
+
+
+def _tier_label(code: str) -> str:
+    try:
+        return str(Tier(code).label)
+    except ValueError:
+        return code
 
 
 def table_rows(snapshot: dict[str, Any], table: str) -> list[list[object]]:
+    """The table with a header row, in the active language: headers and choice labels
+    translated; texts the snapshot froze (questions, requirements, scenarios) as frozen."""
     if table == "matrix":
         matrix = snapshot["matrix"]
-        rows: list[list[object]] = [["action", "requirement", "scenario", *matrix["columns"]]]
+        names = matrix.get("column_names") or matrix["columns"]
+        rows: list[list[object]] = [
+            [
+                str(_("Acceptance action")),
+                str(_("Key")),
+                str(_("Requirement")),
+                str(_("Scenario")),
+                *names,
+            ]
+        ]
         for action, outcomes in zip(matrix["actions"], matrix["rows"], strict=True):
-            rows.append([action["key"], action["requirement"], action["scenario"], *outcomes])
+            rows.append(
+                [
+                    action.get("question") or action["key"],
+                    action["key"],
+                    action["requirement"],
+                    action["scenario"],
+                    *(OutcomeCell(o) for o in outcomes),
+                ]
+            )
         return rows
     if table == "comparison":
         tiers = {c["slug"]: c["tier"] for c in snapshot["shortlist"]}
         rows = [
             [
-                "candidate",
-                "tier",
-                *OUTCOME_ORDER,
-                "integration_effort_days",
-                "responsibility_gaps",
+                str(_("Candidate")),
+                str(_("Tier")),
+                *(str(Outcome(o).label) for o in OUTCOME_ORDER),
+                str(_("Integration effort (person-days)")),
+                str(_("Responsibility gaps")),
             ]
         ]
         for c in snapshot["candidates"]:
             rows.append(
                 [
-                    c["slug"],
-                    tiers.get(c["slug"], ""),
+                    f"{c['solution']} {c['version']}".strip(),
+                    _tier_label(tiers.get(c["slug"], "")),
                     *(c["counts"][o] for o in OUTCOME_ORDER),
                     float(c["integration_total_days"]),
                     len(c["gaps"]),
                 ]
             )
         return rows
-    rows = [["candidate", "area", "party", "person", "escalation", "assigned"]]
+    yes, no = str(_("yes")), str(_("no"))
+    rows = [
+        [
+            str(_("Candidate")),
+            str(_("Area")),
+            str(_("Party")),
+            str(_("Named person")),
+            str(_("Escalation")),
+            str(_("Assigned")),
+        ]
+    ]
     for c in snapshot["candidates"]:
+        name = f"{c['solution']} {c['version']}".strip()
         for r in c["responsibilities"]:
-            rows.append([c["slug"], r["area"], r["party"], r["person"], r["escalation"], "yes"])
+            rows.append([name, r["area"], r["party"], r["person"], r["escalation"], yes])
         for gap in c["gaps"]:
-            rows.append([c["slug"], gap, "", "", "", "no"])
+            rows.append([name, gap, "", "", "", no])
     return rows
 
 
 def to_csv(rows: list[list[object]]) -> bytes:
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows([[_safe(v) for v in row] for row in rows])
+    csv.writer(buffer, lineterminator="\n").writerows([[_plain(v) for v in row] for row in rows])
     return ("\ufeff" + buffer.getvalue()).encode()  # a BOM so spreadsheets read UTF-8
 
 
 def to_xlsx(rows: list[list[object]], title: str) -> bytes:
+    """A sheet a procurement team can work in: bold frozen header row with filters, columns
+    as wide as their content (within reason), outcome cells coloured."""
     book = Workbook()
     sheet = book.active
     assert sheet is not None
     sheet.title = title[:31]
+    fills = {code: PatternFill("solid", fgColor=colour) for code, colour in OUTCOME_FILLS.items()}
+    widths: dict[int, int] = {}
     for row in rows:
-        sheet.append([_safe(v) for v in row])
+        sheet.append([_plain(v) for v in row])
+        for index, value in enumerate(row, start=1):
+            if isinstance(value, OutcomeCell) and value.code in fills:
+                sheet.cell(row=sheet.max_row, column=index).fill = fills[value.code]
+            text = str(_plain(value))
+            # CJK characters take about two columns.
+            width = sum(2 if ord(ch) > 0x2E80 else 1 for ch in text)
+            widths[index] = max(widths.get(index, 0), width)
     for cell in sheet[1]:
         cell.font = Font(bold=True)
+    for index, width in widths.items():
+        sheet.column_dimensions[get_column_letter(index)].width = min(max(width + 2, 8), 60)
+    if rows:
+        sheet.freeze_panes = "A2"
+        sheet.auto_filter.ref = f"A1:{get_column_letter(len(rows[0]))}{len(rows)}"
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()
 
 
-_safe = formula_safe  # text that a spreadsheet would run as a formula is kept as text
+def _plain(value: object) -> object:
+    """What a cell holds: an outcome as its label, text a spreadsheet would run as a formula
+    kept as text."""
+    if isinstance(value, OutcomeCell):
+        return str(value)
+    return formula_safe(value)

@@ -2,6 +2,8 @@ from typing import Any
 
 from django import template
 
+from evaluations.history_labels import field_label, value_label, verb_label
+
 register = template.Library()
 
 
@@ -23,12 +25,23 @@ SUMMARY_VERBS = {"template.applied", "suite.imported", "membership.set"}
 
 @register.filter
 def event_changes(event: Any) -> list[tuple[str, Any, Any]]:
-    """What an event changed, as (field, before, after); creations list only their summary."""
+    """What an event changed, as (field, before, after) in the reader's words (labels for
+    field names and choice values); creations list only their summary."""
     before, after = event.before or {}, event.after or {}
     if before and after:
-        return [(key, before.get(key), value) for key, value in after.items()]
-    if after and event.verb in SUMMARY_VERBS:
-        return [(key, None, value) for key, value in after.items()]
-    if before and not after:
-        return [(key, value, None) for key, value in before.items() if not isinstance(value, list)]
-    return []
+        rows = [(key, before.get(key), value) for key, value in after.items()]
+    elif after and event.verb in SUMMARY_VERBS:
+        rows = [(key, None, value) for key, value in after.items()]
+    elif before and not after:
+        rows = [(key, value, None) for key, value in before.items() if not isinstance(value, list)]
+    else:
+        rows = []
+    return [
+        (field_label(key), value_label(key, old), value_label(key, new)) for key, old, new in rows
+    ]
+
+
+@register.filter
+def verb_word(verb: str) -> str:
+    """A history verb in the reader's language."""
+    return verb_label(verb)

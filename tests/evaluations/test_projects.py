@@ -82,3 +82,35 @@ def test_model_refuses_unknown_list_values(personas) -> None:
         )
     personas["alpha"].refresh_from_db()
     assert personas["alpha"].workloads == []
+
+
+def test_history_reads_in_the_readers_words(personas, login) -> None:
+    from evaluations.history_labels import VERB_LABELS
+    from evaluations.services import candidate_update
+
+    candidate_update(
+        candidate=personas["volcano"],
+        actor=personas["alice"],
+        tier="alternative",
+        decided_by_step="workload",
+        reason="later",
+    )
+    client = login(personas["bob"])
+    url = reverse("evaluations:project_history", kwargs={"slug": "alpha"})
+    page = client.get(url).content.decode()
+    assert "moved a candidate to another tier" in page
+    assert "Tier: <del>Validate first</del> → Validate as alternative" in page
+    assert "validate_first" not in page
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    page = client.get(url).content.decode()
+    assert "层级: <del>优先验证</del> → 备选验证" in page
+    # Every verb the services record has words (a verb without any shows as its code).
+    import re
+    from pathlib import Path
+
+    recorded = set()
+    for path in Path(__file__).resolve().parents[2].glob("*/services*/**/*.py"):
+        recorded |= set(re.findall(r'verb(?:=| = )"([a-z_]+\.[a-z_]+)"', path.read_text()))
+    for path in Path(__file__).resolve().parents[2].glob("*/services.py"):
+        recorded |= set(re.findall(r'verb(?:=| = )"([a-z_]+\.[a-z_]+)"', path.read_text()))
+    assert recorded and recorded <= set(VERB_LABELS), recorded - set(VERB_LABELS)

@@ -122,15 +122,18 @@ def test_exports_carry_the_same_numbers(evaluation, login) -> None:
         return reverse("reports:sheet_export", kwargs=kwargs)
 
     rows = csv_rows(export("comparison", "csv"))
-    assert rows[0][:6] == [
-        "candidate",
-        "tier",
-        "passed",
-        "failed",
-        "not_covered",
-        "needs_integration",
+    assert rows[0] == [
+        "Candidate",
+        "Tier",
+        "Passed",
+        "Failed",
+        "Not covered",
+        "Needs integration",
+        "Integration effort (person-days)",
+        "Responsibility gaps",
     ]
-    assert rows[1] == ["volcano", "validate_first", "1", "1", "0", "1", "3.5", "11"]
+    volcano = f"Volcano {evaluation['volcano'].version}".strip()
+    assert rows[1] == [volcano, "Validate first", "1", "1", "0", "1", "3.5", "11"]
     poc_services.responsibility_set(
         candidate=evaluation["volcano"],
         area="support_sla",
@@ -147,12 +150,24 @@ def test_exports_carry_the_same_numbers(evaluation, login) -> None:
     assert comparison[1][7] == str(len(frozen["gaps"])) == "10"
     book = load_workbook(io.BytesIO(client.get(export("matrix", "xlsx", 1)).content))
     values = [[c.value for c in row] for row in book.active.iter_rows()]
-    assert values[0] == ["action", "requirement", "scenario", "volcano"]
-    assert [row[0] for row in values[1:]] == [a["key"] for a in sheet.snapshot["matrix"]["actions"]]
-    assert [row[3:] for row in values[1:]] == sheet.snapshot["matrix"]["rows"]
+    assert values[0] == ["Acceptance action", "Key", "Requirement", "Scenario", volcano]
+    assert [row[1] for row in values[1:]] == [a["key"] for a in sheet.snapshot["matrix"]["actions"]]
+    assert [row[0] for row in values[1:]] == [
+        a["question"] for a in sheet.snapshot["matrix"]["actions"]
+    ]
+    words = {"passed": "Passed", "failed": "Failed", "needs_integration": "Needs integration"}
+    assert [row[4:] for row in values[1:]] == [
+        [words[o] for o in row] for row in sheet.snapshot["matrix"]["rows"]
+    ]
+    # A sheet to work in: frozen header with filters, widths, outcome colours.
+    grid = book.active
+    assert grid.freeze_panes == "A2" and grid.auto_filter.ref == "A1:E4"
+    assert grid["A1"].font.bold and grid.column_dimensions["A"].width >= 10
+    assert grid["E2"].fill.fgColor.rgb.endswith(exports.OUTCOME_FILLS["passed"])
+    assert grid["E3"].fill.fgColor.rgb.endswith(exports.OUTCOME_FILLS["failed"])
     responsibilities = csv_rows(export("responsibilities", "csv", 1))
     assigned = [r for r in responsibilities[1:] if r[5] == "yes"]
-    assert assigned == [["volcano", "Support and SLA", "Vendor", "'=HYPERLINK(evil)", "", "yes"]]
+    assert assigned == [[volcano, "Support and SLA", "Vendor", "'=HYPERLINK(evil)", "", "yes"]]
     assert len(responsibilities) - 1 == 11  # every area, assigned or a gap
 
     # The project moves on: current exports follow it, the revision's stay as signed.
@@ -168,6 +183,11 @@ def test_exports_carry_the_same_numbers(evaluation, login) -> None:
 
     assert login(evaluation["charlie"]).get(export("comparison", "csv")).status_code == 404
     assert login(evaluation["charlie"]).get(export("matrix", "csv", 1)).status_code == 404
+    # In Chinese: headers and choice labels follow the reader's language.
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    rows = csv_rows(export("comparison", "csv"))
+    assert rows[0][:3] == ["候选方案", "层级", "通过"] and rows[1][1] == "优先验证"
+    client.post(reverse("set_language"), {"language": "en", "next": "/"})
     bad = reverse("reports:export", kwargs={"slug": "alpha", "table": "secrets", "fmt": "csv"})
     assert client.get(bad).status_code == 404
     assert client.get(export("matrix", "pdf", 1)).status_code == 404
