@@ -73,6 +73,8 @@ class Sheet(models.Model):
     rendered_at = models.DateTimeField(null=True, blank=True)
     sealed_at = models.DateTimeField(null=True, blank=True)
     withdrawn_reason = models.TextField(blank=True)
+    # Times the beat task queued lost work again (it gives up after a few: a person decides).
+    recoveries = models.PositiveSmallIntegerField(default=0)
     # When the notice that this open revision has become outdated was written (once).
     outdated_noticed_at = models.DateTimeField(null=True, blank=True)
 

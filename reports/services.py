@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, Max, OuterRef, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
 from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -20,6 +20,7 @@ from poc.models import ApiToken
 from reports import notices, rendering, signing
 from reports.models import OPEN_STATUSES, Decision, Sheet, SheetStatus, SignOff
 from reports.selectors import (
+    STUCK_AFTER,
     sheet_candidates,
     sheet_generators,
     sheet_is_stale,
@@ -388,7 +389,7 @@ def _sealed_pdf(sheet: Sheet) -> bytes:
 
 
 @transaction.atomic
-def sheet_retry(*, sheet: Sheet, actor: User) -> str:
+def sheet_retry(*, sheet: Sheet, actor: User | None) -> str:
     """Queue again whatever a sheet is stuck on: rendering that failed or whose message or
     worker was lost, or a seal that failed or was lost. Returns what was queued ("render",
     "seal" or "")."""
@@ -416,6 +417,37 @@ def sheet_retry(*, sheet: Sheet, actor: User) -> str:
         subject=f"r{sheet.revision}",
     )
     return what
+
+
+MAX_RECOVERIES = 3
+
+
+def sheets_recover_stuck(*, limit: int = 50) -> int:
+    """Queue again the work of revisions whose message or worker was lost (what the page's
+    "Try again" does, done by the beat task so nobody has to notice). A revision is taken up
+    at most MAX_RECOVERIES times; after that it waits for a person, who sees why on its page.
+    Failed renders and failed seals are not retried here: they failed for a reason."""
+    cutoff = timezone.now() - STUCK_AFTER
+    suspects = (
+        Sheet.objects.filter(
+            status__in=(SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.SEALING),
+            recoveries__lt=MAX_RECOVERIES,
+            seal_error="",
+        )
+        .filter(Q(work_started_at__lt=cutoff) | Q(work_started_at=None, queued_at__lt=cutoff))
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    taken = 0
+    for pk in list(suspects):
+        with transaction.atomic():
+            sheet = Sheet.objects.select_for_update(of=("self",)).filter(pk=pk).first()
+            if sheet is None or not sheet_work_is_stuck(sheet):
+                continue
+            if sheet_retry(sheet=sheet, actor=None):
+                Sheet.objects.filter(pk=pk).update(recoveries=F("recoveries") + 1)
+                taken += 1
+    return taken
 
 
 def open_revision(project_id: int) -> Sheet | None:
@@ -492,6 +524,7 @@ def sheet_withdraw(*, sheet: Sheet, actor: User, reason: str) -> Sheet:
 
 
 __all__ = [
+    "sheets_recover_stuck",
     "freeze_refresh",
     "open_revision",
     "review_freeze_set",

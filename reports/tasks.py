@@ -1,7 +1,7 @@
 from celery import Task, shared_task
 
 from reports.notices import notices_scan_outdated, notices_send
-from reports.services import sheet_render, sheet_seal
+from reports.services import sheet_render, sheet_seal, sheets_recover_stuck
 
 
 @shared_task(bind=True, acks_late=True, max_retries=3)
@@ -20,3 +20,9 @@ def notices_task() -> None:
     and after each event)."""
     notices_scan_outdated()
     notices_send()
+
+
+@shared_task(ignore_result=True)
+def sheets_recover_task() -> None:
+    """Take up sheet work lost with its message or worker (beat, every five minutes)."""
+    sheets_recover_stuck()

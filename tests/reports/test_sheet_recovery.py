@@ -228,3 +228,32 @@ def test_the_upgrade_turns_old_queue_stamps_into_queued_at(evaluation) -> None:
     sheet.refresh_from_db()
     assert (sheet.queued_at, sheet.work_started_at) == (stamped, None)
     assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.READY  # taken up
+
+
+def test_the_beat_task_takes_up_lost_work_a_few_times(
+    evaluation, reports_queue, django_capture_on_commit_callbacks
+) -> None:
+    from reports.tasks import sheets_recover_task
+
+    long_ago = timezone.now() - timedelta(minutes=11)
+    lost = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    fresh = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    failed_seal = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    Sheet.objects.filter(pk=lost.pk).update(queued_at=long_ago)  # its message was lost
+    Sheet.objects.filter(pk=failed_seal.pk).update(
+        status=SheetStatus.SEALING, seal_error="certificate expired", queued_at=long_ago
+    )
+    for attempt in range(1, services.MAX_RECOVERIES + 1):
+        with django_capture_on_commit_callbacks(execute=True):
+            sheets_recover_task()
+        taken = Sheet.objects.get(pk=lost.pk)
+        assert (taken.status, taken.recoveries) == (SheetStatus.PENDING, attempt)
+        assert taken.queued_at > long_ago and reports_queue() == attempt  # queued again
+        Sheet.objects.filter(pk=lost.pk).update(queued_at=long_ago)  # ...and lost again
+    with django_capture_on_commit_callbacks(execute=True):
+        sheets_recover_task()
+    assert Sheet.objects.get(pk=lost.pk).recoveries == services.MAX_RECOVERIES  # a person now
+    assert reports_queue() == services.MAX_RECOVERIES
+    assert Sheet.objects.get(pk=fresh.pk).recoveries == 0
+    left = Sheet.objects.get(pk=failed_seal.pk)
+    assert (left.recoveries, left.seal_error) == (0, "certificate expired")
