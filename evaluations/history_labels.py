@@ -12,6 +12,7 @@ VERB_LABELS = {
     "project.created": _("created the project"),
     "project.updated": _("changed the framing"),
     "project.signing_roles": _("chose who signs"),
+    "project.recommendation": _("wrote the recommendation"),
     "project.review_freeze": _("froze or unfroze for sign-off"),
     "membership.set": _("gave a team role"),
     "membership.removed": _("removed a team role"),

@@ -101,6 +101,10 @@ class Project(models.Model):
     one_signer_many_roles = models.BooleanField(
         _("one person may sign for several roles"), default=False
     )
+    # The team's recommendation, frozen with each revision of the sheet.
+    recommended = models.JSONField(_("recommended candidates"), default=list, blank=True)
+    recommendation_conditions = models.TextField(_("conditions"), blank=True)
+    recommendation_reason = models.TextField(_("reason for the recommendation"), blank=True)
     # "Freeze for sign-off": while on and a revision is open, edits to what that revision froze
     # are refused (results are still recorded, after the freeze). The open revision and when it
     # was frozen are kept here by the sheet services, so that every app can check them.

@@ -79,3 +79,25 @@ class WithdrawForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         error_messages={"required": _("Say why the revision is withdrawn.")},
     )
+
+
+class RecommendationForm(forms.Form):
+    candidates = forms.MultipleChoiceField(
+        label=_("Recommended candidates"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    reason = forms.CharField(
+        label=_("Why"), required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    conditions = forms.CharField(
+        label=_("On these conditions"),
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Frozen with each revision; the sheet's first page opens with it."),
+    )
+
+    def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        field = self.fields["candidates"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = candidates

@@ -22,6 +22,61 @@ class Rendered:
     pages: int
 
 
+OUTCOME_COLOURS = {
+    "passed": "#17693a",
+    "failed": "#a3261b",
+    "not_covered": "#9a9a9a",
+    "needs_integration": "#6b4fa3",
+}
+TOP_FAILURES = 6
+
+
+def _summary_context(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The first page's chart and lists, computed from the frozen data."""
+    bars = []
+    label_width, bar_width = 45.0, 125.0
+    for row, c in enumerate(snapshot["candidates"]):
+        total = sum(c["counts"].get(o, 0) for o in OUTCOME_ORDER) or 1
+        x, segments = label_width, []
+        for outcome in OUTCOME_ORDER:
+            count = c["counts"].get(outcome, 0)
+            width = round(bar_width * count / total, 2)
+            segments.append(
+                {
+                    "count": count,
+                    "x": round(x, 2),
+                    "width": width,
+                    "label_x": round(x + 1, 2),
+                    "colour": OUTCOME_COLOURS[outcome],
+                }
+            )
+            x += width
+        name = f"{c['solution']} {c['version']}".strip()
+        short = name if len(name) <= 24 else name[:23] + "…"  # the label column is 45 mm
+        bars.append({"name": short, "y": row * 7, "segments": segments})
+    # Failures of must-have requirements first, then should, then could; in candidate order.
+    rank = {"must": 0, "should": 1, "could": 2}
+    failures = sorted(
+        (
+            {
+                "candidate": f"{c['solution']} {c['version']}".strip(),
+                "question": f.get("question") or f["action"],
+                "cause": f["cause"],
+                "rank": rank.get(f.get("importance", "must"), 0),
+            }
+            for c in snapshot["candidates"]
+            for f in c["failed"]
+        ),
+        key=lambda f: f["rank"],
+    )
+    return {
+        "summary_bars": bars,
+        "bars_height": max(7 * len(bars), 7),
+        "legend": [(o, OUTCOME_COLOURS[o]) for o in OUTCOME_ORDER],
+        "top_failures": failures[:TOP_FAILURES],
+    }
+
+
 def sheet_keywords(sheet: Sheet) -> str:
     """Machine-readable identity in the PDF's keywords, read back by the verifier."""
     return (
@@ -52,6 +107,7 @@ def sheet_html(
                 # Product names; revisions frozen before they were kept show their references.
                 "matrix_columns": snapshot["matrix"].get("column_names")
                 or snapshot["matrix"]["columns"],
+                **_summary_context(snapshot),
                 "keywords": sheet_keywords(sheet),
                 "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
                 "outcome_order": OUTCOME_ORDER,

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import translation
 
-from evaluations.models import AcceptanceAction, Candidate, Project
+from evaluations.models import REQUIRED_SCENARIOS, AcceptanceAction, Candidate, Project, Scenario
 from poc import selectors as poc_selectors
 from poc.models import Evidence, Outcome, ResponsibilityArea, ResultCell
 from poc.probes import present
@@ -94,6 +94,17 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             }
             for c in shortlist
         ],
+        "recommendation": {
+            "candidates": [
+                f"{c.solution.name} {c.version}".strip()
+                for slug in project.recommended
+                for c in shortlist
+                if c.slug == slug
+            ],
+            "conditions": project.recommendation_conditions,
+            "reason": project.recommendation_reason,
+        },
+        "scenario_coverage": _scenario_coverage(actions, chosen, outcomes),
         "candidates": [_candidate(s) for s in summaries],
         "matrix": {
             "actions": [
@@ -132,6 +143,41 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
     }
 
 
+def _scenario_coverage(
+    actions: list[AcceptanceAction],
+    chosen: list[Candidate],
+    outcomes: dict[tuple[int, int], str],
+) -> dict[str, Any]:
+    """For each candidate and each of the four scenario kinds every suite must hold: how many
+    of its actions have a result, and how many passed or failed."""
+    labels = dict(Scenario.choices)
+    columns = []
+    for scenario in REQUIRED_SCENARIOS:
+        kind = [a for a in actions if a.scenario == scenario]
+        columns.append((scenario, kind))
+    return {
+        "scenarios": [str(labels[s]) for s, _kind in columns],
+        "candidates": [
+            {
+                "name": f"{c.solution.name} {c.version}".strip(),
+                "cells": [
+                    {
+                        "total": len(kind),
+                        "covered": sum(
+                            outcomes.get((c.pk, a.pk), Outcome.NOT_COVERED) != Outcome.NOT_COVERED
+                            for a in kind
+                        ),
+                        "passed": sum(outcomes.get((c.pk, a.pk)) == Outcome.PASSED for a in kind),
+                        "failed": sum(outcomes.get((c.pk, a.pk)) == Outcome.FAILED for a in kind),
+                    }
+                    for _scenario, kind in columns
+                ],
+            }
+            for c in chosen
+        ],
+    }
+
+
 def _probe_facts(project: Project, chosen: list[Candidate]) -> list[dict[str, Any]]:
     """Each chosen candidate's latest probe run, in shortlist order."""
     latest = poc_selectors.latest_probe_runs(project, chosen)
@@ -151,6 +197,7 @@ def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
             {
                 "action": cell.action.key,
                 "question": cell.action.question,
+                "importance": cell.action.requirement.importance,
                 "cause": cell.result.failure_cause,
             }
             for cell in summary.failed
@@ -167,6 +214,7 @@ def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
             for cell in summary.needs_integration
         ],
         "integration_total_days": str(summary.integration_effort),
+        "effort_by_team": _effort_by_team(summary),
         "responsibilities": [
             {
                 "area": str(r.get_area_display()),
@@ -184,6 +232,16 @@ def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
             "exit_plan": boundary.exit_plan if boundary else "",
         },
     }
+
+
+def _effort_by_team(summary: poc_selectors.CandidateSummary) -> list[dict[str, str]]:
+    totals: dict[str, Decimal] = {}
+    for cell in summary.needs_integration:
+        team = str(cell.result.get_integration_owner_team_display())
+        totals[team] = totals.get(team, Decimal(0)) + (
+            cell.result.integration_effort_days or Decimal(0)
+        )
+    return [{"team": team, "days": str(days)} for team, days in sorted(totals.items())]
 
 
 def snapshot_and_hash(

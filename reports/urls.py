@@ -8,6 +8,11 @@ urlpatterns = [
     path("projects/<slug:slug>/sheets/", views.sheets, name="sheets"),
     path("projects/<slug:slug>/sheets/roles/", views.sheet_roles, name="sheet_roles"),
     path("projects/<slug:slug>/sheets/freeze/", views.sheet_freeze, name="sheet_freeze"),
+    path(
+        "projects/<slug:slug>/sheets/recommendation/",
+        views.sheet_recommendation,
+        name="sheet_recommendation",
+    ),
     path("projects/<slug:slug>/sheets/<int:revision>/", views.sheet, name="sheet"),
     path("projects/<slug:slug>/sheets/<int:revision>/pdf/", views.sheet_pdf, name="sheet_pdf"),
     path(

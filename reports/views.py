@@ -18,6 +18,7 @@ from evaluations.selectors import ProjectAccess
 from reports import exports, selectors, services, signing
 from reports.diff import snapshot_changes
 from reports.forms import (
+    RecommendationForm,
     ReviewFreezeForm,
     SheetGenerateForm,
     SigningRolesForm,
@@ -44,9 +45,10 @@ def _sheets_page(
     *,
     form: SheetGenerateForm | None = None,
     roles_form: SigningRolesForm | None = None,
+    recommendation_form: RecommendationForm | None = None,
 ) -> HttpResponse:
     project = access.project
-    invalid = any(f is not None and f.is_bound for f in (form, roles_form))
+    invalid = any(f is not None and f.is_bound for f in (form, roles_form, recommendation_form))
     return render(
         request,
         "reports/sheets.html",
@@ -64,6 +66,15 @@ def _sheets_page(
             ),
             "missing": selectors.sheet_missing(project, selectors.sheet_candidates(project, [])),
             "freeze_form": ReviewFreezeForm(initial={"frozen": project.review_freeze}),
+            "recommendation_form": recommendation_form
+            or RecommendationForm(
+                candidates=_candidate_choices(project),
+                initial={
+                    "candidates": project.recommended,
+                    "reason": project.recommendation_reason,
+                    "conditions": project.recommendation_conditions,
+                },
+            ),
             "signing_roles": [TeamRole(r).label for r in project.signing_roles],
             "unheld_roles": [
                 TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
@@ -117,6 +128,29 @@ def sheet_roles(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             messages.success(request, _("Signing roles saved."))
             return redirect("reports:sheets", slug=slug)
     return _sheets_page(request, access, roles_form=form)
+
+
+@login_required
+@require_POST
+def sheet_recommendation(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """The team's recommendation, which each new revision freezes."""
+    access = evaluation_selectors.project_access(request.user, slug, write=True)
+    form = RecommendationForm(request.POST, candidates=_candidate_choices(access.project))
+    if form.is_valid():
+        try:
+            evaluation_services.project_recommendation_set(
+                project=access.project,
+                candidates=form.cleaned_data["candidates"],
+                conditions=form.cleaned_data["conditions"],
+                reason=form.cleaned_data["reason"],
+                actor=request.user,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(request, _("Recommendation saved."))
+            return redirect("reports:sheets", slug=slug)
+    return _sheets_page(request, access, recommendation_form=form)
 
 
 @login_required

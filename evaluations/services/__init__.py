@@ -11,6 +11,7 @@ from evaluations.services.projects import (
     membership_remove,
     membership_set,
     project_create,
+    project_recommendation_set,
     project_signing_roles_set,
     project_update,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "membership_remove",
     "membership_set",
     "project_create",
+    "project_recommendation_set",
     "project_signing_roles_set",
     "project_update",
     "scope_edit_guard",

@@ -169,3 +169,42 @@ def membership_remove(*, membership: Membership, actor: User) -> None:
         before={"role": membership.role, "is_admin": membership.is_admin},
     )
     membership.delete()
+
+
+@transaction.atomic
+def project_recommendation_set(
+    *, project: Project, candidates: list[str], conditions: str, reason: str, actor: User
+) -> Project:
+    """The team's recommendation for the sheet: which candidates, on what conditions, why."""
+    scope_edit_guard(project)
+    known = set(project.candidates.values_list("slug", flat=True))
+    unknown = sorted(set(candidates) - known)
+    if unknown:
+        raise ValidationError(
+            {"candidates": _("Unknown candidates: %(slugs)s.") % {"slugs": ", ".join(unknown)}}
+        )
+    if candidates and not reason.strip():
+        raise ValidationError({"reason": _("Say why these candidates are recommended.")})
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    before = {
+        "recommended": list(locked.recommended),
+        "recommendation_conditions": locked.recommendation_conditions,
+        "recommendation_reason": locked.recommendation_reason,
+    }
+    order = list(project.candidates.order_by("position", "pk").values_list("slug", flat=True))
+    after = {
+        "recommended": [slug for slug in order if slug in set(candidates)],
+        "recommendation_conditions": conditions.strip(),
+        "recommendation_reason": reason.strip(),
+    }
+    if after != before:
+        Project.objects.filter(pk=project.pk).update(**after)
+        event_record(
+            project=locked,
+            actor=actor,
+            verb="project.recommendation",
+            subject=", ".join(after["recommended"]) or "—",
+            before=before,
+            after=after,
+        )
+    return Project.objects.get(pk=project.pk)

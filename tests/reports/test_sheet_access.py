@@ -50,6 +50,7 @@ POST_ONLY = (
     "reports:sheet_retry",
     "reports:sheet_freeze",
     "reports:sheet_withdraw",
+    "reports:sheet_recommendation",
 )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -62,15 +63,27 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
         assert "Alpha · r1" in lines[0] and f"sha256 {sheet.sha256}" in lines[0], lines[0]
         assert lines[-1].replace(" ", "") == f"{number}/{total}"  # "n / N" in the footer
 
-    contents = pages[0]
-    for entry in ("Framing", "Shortlist", "Results matrix", "Evidence index", "Sign-off"):
+    # The first page is the summary; the contents follow on their own page.
+    assert "Summary" in pages[0] and "Outcomes per candidate" in pages[0]
+    contents = pages[1]
+    for entry in (
+        "Summary",
+        "Framing",
+        "Shortlist",
+        "Results matrix",
+        "Evidence index",
+        "Sign-off",
+    ):
         assert entry in contents
     # The contents give the page each section starts on, the sign-off page included.
     listed = {
         found.group(1): int(found.group(2))
-        for found in re.finditer(r"^\s*(\S[^.]*?)\s*\.{3,}\s*(\d+)\s*$", contents, re.M)
+        for found in re.finditer(
+            r"^[ \t]*(\S[^.\n]*?)[ \t]*\.{3,}[ \t]*(\d+)[ \t]*$", contents, re.M
+        )
     }
     starts = {
+        "Summary": 1,
         "Results matrix": next(n for n, p in enumerate(pages, 1) if "extra-000" in p),
         "Volcano": next(n for n, p in enumerate(pages, 1) if "Failures and their causes" in p),
         "Sign-off": total,
@@ -253,7 +266,12 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     assert list(frozen) == ["volcano"] and sheet.candidate_slugs == ["volcano"]
     v = frozen["volcano"]
     assert v["failed"] == [
-        {"action": "real-job", "question": "real-job?", "cause": "训练作业在第 40 步卡住"}
+        {
+            "action": "real-job",
+            "question": "real-job?",
+            "importance": "must",
+            "cause": "训练作业在第 40 步卡住",
+        }
     ]
     assert v["needs_integration"] == [
         {
@@ -446,3 +464,37 @@ def test_the_evidence_index_lists_what_the_frozen_results_hold(evaluation) -> No
         )
     sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
     assert [e["name"] for e in sheet.snapshot["evidence"]] == ["night-2.log"]
+
+
+def test_the_first_page_gives_the_recommendation_and_the_picture(evaluation) -> None:
+    from evaluations.services import project_recommendation_set
+
+    alpha = evaluation["alpha"]
+    with pytest.raises(ValidationError, match="Say why"):
+        project_recommendation_set(
+            project=alpha, candidates=["volcano"], conditions="", reason=" ", actor=None
+        )
+    with pytest.raises(ValidationError, match="Unknown candidates"):
+        project_recommendation_set(
+            project=alpha, candidates=["nobody"], conditions="", reason="x", actor=None
+        )
+    project_recommendation_set(
+        project=alpha,
+        candidates=["volcano"],
+        conditions="LDAP 组同步在上线前完成",
+        reason="Queues and quotas behaved as configured under load.",
+        actor=evaluation["alice"],
+    )
+    sheet = rendered(evaluation, "zh-hans")
+    summary = sheet.snapshot["scenario_coverage"]
+    assert len(summary["scenarios"]) == 4 and summary["candidates"][0]["name"].startswith("Volcano")
+    cells = summary["candidates"][0]["cells"]
+    assert sum(cell["total"] for cell in cells) == 3  # the three actions are of required kinds
+    assert sheet.snapshot["candidates"][0]["effort_by_team"] == [{"team": "平台", "days": "3.5"}]
+    first = " ".join(_pages(Path(sheet.pdf.path))[0].split())
+    assert "摘要" in first and "推荐" in first and "Volcano" in first
+    assert "Queues and quotas behaved as configured under load." in first
+    assert "LDAP 组同步在上线前完成" in first
+    assert "训练作业在第 40 步卡住" in first  # the failure, with its question
+    assert "real-job?" in first
+    assert "平台 3.5" in first
