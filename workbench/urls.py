@@ -22,7 +22,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("ci/workbench-ci.py", views.ci_client_download, name="ci_client_download"),
     path("probe/", include("poc.public_urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", include("evaluations.auth_urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/preferences/", views.preferences, name="preferences"),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -17,6 +17,7 @@ from evaluations.services.projects import membership_set
 from evaluations.services.shortlist import candidate_add
 from evaluations.services.suite import template_set_apply
 
+DEMO_ADMIN = "admin"
 DEMO_PASSWORD = "workbench-demo"  # noqa: S105 - printed to the developer by `manage.py demo`
 DEMO_SLUG = "demo"
 DEMO_TEMPLATE_SETS = (
@@ -82,6 +83,12 @@ def demo_seed() -> tuple[Project, list[str]]:
             reason=reason,
             slug=key,
         )
+    # A demo administrator for the admin site and the System page (development only: the demo
+    # command refuses to run in production).
+    admin = user_model.objects.filter(username=DEMO_ADMIN).first()
+    if admin is None:
+        user_model.objects.create_superuser(username=DEMO_ADMIN, password=DEMO_PASSWORD)
+    usernames.append(DEMO_ADMIN)
     platform_user = user_model.objects.get(username=TeamRole.PLATFORM)
     for template_set in TemplateSet.objects.filter(key__in=DEMO_TEMPLATE_SETS):
         template_set_apply(project=project, template_set=template_set, actor=platform_user)

@@ -64,3 +64,22 @@ def test_demo_platform_user_sees_the_shortlist(client) -> None:
     body = page.content.decode()
     for name in ("Volcano", "Slurm", "Run:ai", "OpenShift AI"):
         assert name in body
+
+
+def test_demo_admin_and_the_login_page_lists_the_accounts(client, settings) -> None:
+    assert "demo-accounts" not in client.get(reverse("login")).content.decode()  # none yet
+    call_command("demo", stdout=StringIO())
+    admin = get_user_model().objects.get(username="admin")
+    assert admin.is_superuser and admin.is_staff
+    page = client.get(reverse("login")).content.decode()
+    assert "Demo accounts (development only)" in page and "<code>workbench-demo</code>" in page
+    assert "<code>procurement</code> · Procurement" in page
+    assert "<code>admin</code> · administrator" in page
+    settings.PRODUCTION = True  # production never shows them, even where they exist
+    assert "workbench-demo" not in client.get(reverse("login")).content.decode()
+    settings.PRODUCTION = False
+    response = client.post(
+        reverse("login"), {"username": "admin", "password": "workbench-demo"}, follow=True
+    )
+    assert response.status_code == 200
+    assert client.get(reverse("system_status")).status_code == 200  # staff page
