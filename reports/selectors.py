@@ -3,7 +3,8 @@ from datetime import timedelta
 from typing import IO, cast
 
 from django.contrib.auth.models import User
-from django.db.models import Exists, OuterRef
+from django.core.paginator import Page, Paginator
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -84,10 +85,9 @@ def sheet_generators(sheet: Sheet) -> set[int]:
     return {i for i in ids if i is not None}
 
 
-def sheets_for_project(project: Project) -> list[Sheet]:
-    """The project's revisions, newest first; each knows whether a role rejected it."""
+def _sheets_queryset(project: Project) -> QuerySet[Sheet]:
     rejected = SignOff.objects.filter(sheet=OuterRef("pk"), decision="reject")
-    return list(
+    return (
         Sheet.objects.filter(project=project)
         .select_related("generated_by", "generated_by_token")
         .annotate(rejected=Exists(rejected))
@@ -95,13 +95,26 @@ def sheets_for_project(project: Project) -> list[Sheet]:
     )
 
 
-def sheets_with_staleness(project: Project) -> list[tuple[Sheet, bool]]:
-    """The project's sheets, each with whether the project has changed since it was frozen.
-    Sheets frozen for the same candidates share one fresh fingerprint."""
-    sheets = sheets_for_project(project)
+def sheets_for_project(project: Project) -> list[Sheet]:
+    """The project's revisions, newest first; each knows whether a role rejected it."""
+    return list(_sheets_queryset(project))
+
+
+SHEETS_PER_PAGE = 20
+
+
+def sheets_page_with_staleness(
+    project: Project, page: str | int | None = None
+) -> tuple[list[tuple[Sheet, bool]], Page]:
+    """One page of the project's revisions, newest first, each with whether the project has
+    changed since it was frozen. The queries do not grow with the number of revisions:
+    revisions frozen for the same candidates share one fresh fingerprint, and only the page's
+    revisions are judged."""
+    paginator = Paginator(_sheets_queryset(project), SHEETS_PER_PAGE)
+    shown = paginator.get_page(page)
     current: dict[tuple[str, ...], str] = {}
     out = []
-    for sheet in sheets:
+    for sheet in shown.object_list:
         if not sheet.fingerprint:  # frozen before fingerprints: judged on its own hash
             out.append((sheet, sheet_is_stale(sheet)))
             continue
@@ -109,7 +122,7 @@ def sheets_with_staleness(project: Project) -> list[tuple[Sheet, bool]]:
         if key not in current:
             current[key] = content_fingerprint(project, candidate_slugs=sheet.candidate_slugs)
         out.append((sheet, current[key] != sheet.fingerprint))
-    return out
+    return out, shown
 
 
 def current_snapshot(project: Project, language: str) -> dict:

@@ -49,6 +49,7 @@ def _sheets_page(
 ) -> HttpResponse:
     project = access.project
     invalid = any(f is not None and f.is_bound for f in (form, roles_form, recommendation_form))
+    sheets, sheets_page = selectors.sheets_page_with_staleness(project, request.GET.get("page"))
     return render(
         request,
         "reports/sheets.html",
@@ -79,7 +80,8 @@ def _sheets_page(
             "unheld_roles": [
                 TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
             ],
-            "sheets": selectors.sheets_with_staleness(project),
+            "sheets": sheets,
+            "sheets_page": sheets_page,
             "tables": exports.TABLE_LABELS.items(),
         },
         status=422 if invalid else 200,

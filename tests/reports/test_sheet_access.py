@@ -198,3 +198,47 @@ def test_the_api_answer_to_the_last_approval_says_sealing(evaluation, sheet) -> 
         f"/api/v1/sheets/{sheet.pk}/signoffs/", {"decision": "approve"}, format="json"
     )
     assert answer.status_code == 201 and answer.json()["sheet"]["status"] == "sealing"
+
+
+def _more_revisions(sheet: Sheet, upto: int) -> None:
+    """Copies of a frozen revision up to r`upto` (what months of nightly sheets leave)."""
+    have = Sheet.objects.filter(project=sheet.project).count()
+    Sheet.objects.bulk_create(
+        [
+            Sheet(
+                project=sheet.project,
+                revision=n,
+                language=sheet.language,
+                candidate_slugs=sheet.candidate_slugs,
+                snapshot=sheet.snapshot,
+                snapshot_json=sheet.snapshot_json,
+                sha256=sheet.sha256,
+                fingerprint=sheet.fingerprint,
+                required_roles=sheet.required_roles,
+                status=SheetStatus.READY,
+            )
+            for n in range(have + 1, upto + 1)
+        ]
+    )
+
+
+def test_the_list_is_paged_and_its_queries_do_not_grow_with_revisions(
+    evaluation, sheet, login
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = login(evaluation["bob"])
+    url = reverse("reports:sheets", args=["alpha"])
+    _more_revisions(sheet, 5)
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url).status_code == 200
+    _more_revisions(sheet, 45)
+    with CaptureQueriesContext(connection) as many:
+        page = client.get(url).content.decode()
+    assert len(many.captured_queries) == len(few.captured_queries)
+    assert ">r45</a>" in page and ">r26</a>" in page and ">r25</a>" not in page
+    assert "page 1 of 3" in page
+    older = client.get(url + "?page=3").content.decode()
+    assert ">r5</a>" in older and ">r1</a>" in older and ">r6</a>" not in older
+    assert client.get(url + "?page=nonsense").status_code == 200  # the first page
