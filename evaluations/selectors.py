@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
+from django.utils.translation import gettext
 
 from evaluations.models import (
     REQUIRED_SCENARIOS,
@@ -323,3 +324,22 @@ def template_set_by_key(key: str) -> TemplateSet:
     if template_set is None:
         raise Http404
     return template_set
+
+
+def demo_accounts() -> list[tuple[str, str]]:
+    """(username, what they do) for the demo's people (each named after their team role) and
+    the demo administrator, as far as they exist."""
+    from django.contrib.auth import get_user_model
+
+    from evaluations.services.demo import DEMO_ADMIN, DEMO_SLUG
+
+    labels = dict(TeamRole.choices)
+    rows = (
+        Membership.objects.filter(project__slug=DEMO_SLUG)
+        .values_list("user__username", "role")
+        .order_by("role")
+    )
+    accounts = [(username, str(labels[role])) for username, role in rows if username == role]
+    if get_user_model().objects.filter(username=DEMO_ADMIN, is_superuser=True).exists():
+        accounts.append((DEMO_ADMIN, gettext("administrator (admin site, System page)")))
+    return accounts

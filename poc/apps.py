@@ -14,31 +14,21 @@ class PocConfig(AppConfig):
 
 
 def _register_metrics() -> None:
-    from collections.abc import Callable
-
-    from django.db.models import Count, Model
-
-    from poc.models import ProbeRun, ProbeStatus, Result, Source
+    from poc.models import ProbeStatus, Source
+    from poc.selectors import probe_run_counts, result_counts
     from workbench.metrics import register_counts
-
-    def by(model: type[Model], field: str) -> Callable[[], list[tuple[str, float]]]:
-        def read() -> list[tuple[str, float]]:
-            rows = model._default_manager.values_list(field).annotate(n=Count("pk")).order_by()
-            return [(str(value), float(n)) for value, n in rows]
-
-        return read
 
     register_counts(
         "workbench_probe_runs",
         "Probe runs, by state.",
         "state",
-        by(ProbeRun, "status"),
+        probe_run_counts,
         every=ProbeStatus.values,
     )
     register_counts(
         "workbench_results_recorded",
         "PoC results recorded, by source (ci: posted by pipelines; probe: from probe facts).",
         "source",
-        by(Result, "source"),
+        result_counts,
         every=Source.values,
     )

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import OuterRef, Prefetch, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Subquery
 from django.http import Http404
 
 from evaluations.models import (
@@ -569,3 +569,15 @@ def cluster_with_project(cluster_id: int) -> Cluster | None:
         .select_related("project", "candidate", "candidate__solution")
         .first()
     )
+
+
+def probe_run_counts() -> list[tuple[str, float]]:
+    """Probe runs by state (for metrics)."""
+    rows = ProbeRun.objects.values_list("status").annotate(n=Count("pk")).order_by()
+    return [(status, float(n)) for status, n in rows]
+
+
+def result_counts() -> list[tuple[str, float]]:
+    """Results recorded, by source (for metrics)."""
+    rows = Result.objects.values_list("source").annotate(n=Count("pk")).order_by()
+    return [(source, float(n)) for source, n in rows]

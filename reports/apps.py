@@ -16,27 +16,15 @@ class ReportsConfig(AppConfig):
 
 
 def _register_metrics() -> None:
-    from django.db.models import Count
-
-    from reports.models import Notice, Sheet, SheetStatus
+    from reports.models import SheetStatus
+    from reports.selectors import notice_counts, sheet_counts
     from workbench.metrics import register_counts
-
-    def sheets() -> list[tuple[str, float]]:
-        rows = Sheet.objects.values_list("status").annotate(n=Count("pk")).order_by()
-        return [(status, float(n)) for status, n in rows]
-
-    def notices() -> list[tuple[str, float]]:
-        pending = Notice.objects.filter(sent_at=None)
-        return [
-            ("waiting", float(pending.filter(attempts__lt=5).count())),
-            ("given_up", float(pending.filter(attempts__gte=5).count())),
-        ]
 
     register_counts(
         "workbench_sheets",
         "Procurement sheet revisions, by state.",
         "state",
-        sheets,
+        sheet_counts,
         every=SheetStatus.values,
     )
-    register_counts("workbench_notices_unsent", "E-mail notices not sent.", "state", notices)
+    register_counts("workbench_notices_unsent", "E-mail notices not sent.", "state", notice_counts)

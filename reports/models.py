@@ -17,6 +17,13 @@ class SheetStatus(models.TextChoices):
     WITHDRAWN = "withdrawn", _("Withdrawn")
 
 
+# Revisions that can still be taken out of sign-off (an approved one, being sealed, cannot).
+WITHDRAWABLE_STATUSES = (
+    SheetStatus.PENDING,
+    SheetStatus.RENDERING,
+    SheetStatus.READY,
+    SheetStatus.FAILED,
+)
 # Revisions that are still under way: they can be signed (or will be, once rendered).
 OPEN_STATUSES = (
     SheetStatus.PENDING,

@@ -4,17 +4,29 @@ from typing import IO, cast
 
 from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from evaluations.models import AcceptanceAction, Candidate, Membership, Project, TeamRole, Tier
 from reports.diff import Changes, snapshot_changes
-from reports.models import Sheet, SignOff
+from reports.models import OPEN_STATUSES, Decision, Sheet, SignOff
 from reports.snapshot import build_snapshot, content_fingerprint, snapshot_and_hash
 
 log = logging.getLogger(__name__)
+
+
+def open_revision(project_id: int) -> Sheet | None:
+    """The newest revision still under way: not sealed, withdrawn or rejected."""
+    rejected = SignOff.objects.filter(sheet=OuterRef("pk"), decision=Decision.REJECT)
+    return (
+        Sheet.objects.filter(project_id=project_id, status__in=OPEN_STATUSES)
+        .exclude(Exists(rejected))
+        .order_by("-revision")
+        .only("pk", "revision", "created_at")
+        .first()
+    )
 
 
 def sheet_candidates(project: Project, chosen: list[str]) -> list[str]:
@@ -232,3 +244,21 @@ def sheet_work_is_stuck(sheet: Sheet) -> bool:
     if sheet.status in (SheetStatus.PENDING, SheetStatus.SEALING):
         return now - (sheet.queued_at or sheet.created_at) > STUCK_AFTER
     return False
+
+
+def sheet_counts() -> list[tuple[str, float]]:
+    """Revisions by state (for metrics)."""
+    rows = Sheet.objects.values_list("status").annotate(n=Count("pk")).order_by()
+    return [(status, float(n)) for status, n in rows]
+
+
+def notice_counts() -> list[tuple[str, float]]:
+    """Notices not sent: still to be tried, and given up on (for metrics)."""
+    from reports.models import Notice
+    from reports.notices import MAX_ATTEMPTS
+
+    pending = Notice.objects.filter(sent_at=None)
+    return [
+        ("waiting", float(pending.filter(attempts__lt=MAX_ATTEMPTS).count())),
+        ("given_up", float(pending.filter(attempts__gte=MAX_ATTEMPTS).count())),
+    ]

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models import F, Max, Q, QuerySet
 from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -18,9 +18,10 @@ from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from poc.models import ApiToken
 from reports import notices, rendering, signing
-from reports.models import OPEN_STATUSES, Decision, Sheet, SheetStatus, SignOff
+from reports.models import WITHDRAWABLE_STATUSES, Decision, Sheet, SheetStatus, SignOff
 from reports.selectors import (
     STUCK_AFTER,
+    open_revision,
     sheet_candidates,
     sheet_generators,
     sheet_is_stale,
@@ -450,18 +451,6 @@ def sheets_recover_stuck(*, limit: int = 50) -> int:
     return taken
 
 
-def open_revision(project_id: int) -> Sheet | None:
-    """The newest revision still under way: not sealed, withdrawn or rejected."""
-    rejected = SignOff.objects.filter(sheet=OuterRef("pk"), decision=Decision.REJECT)
-    return (
-        Sheet.objects.filter(project_id=project_id, status__in=OPEN_STATUSES)
-        .exclude(Exists(rejected))
-        .order_by("-revision")
-        .only("pk", "revision", "created_at")
-        .first()
-    )
-
-
 def freeze_refresh(*, project_id: int) -> None:
     """Point the project's freeze at its open revision (or at none). Called whenever a
     revision opens or closes, and when a project admin turns the freeze on or off."""
@@ -499,12 +488,7 @@ def sheet_withdraw(*, sheet: Sheet, actor: User, reason: str) -> Sheet:
     if not reason:
         raise ValidationError({"reason": _("Say why the revision is withdrawn.")})
     locked = Sheet.objects.select_for_update(of=("self",)).get(pk=sheet.pk)
-    if locked.status not in (
-        SheetStatus.PENDING,
-        SheetStatus.RENDERING,
-        SheetStatus.READY,
-        SheetStatus.FAILED,
-    ):
+    if locked.status not in WITHDRAWABLE_STATUSES:
         raise ValidationError(
             _("This revision cannot be withdrawn (%(status)s).")
             % {"status": locked.get_status_display()}
@@ -526,7 +510,6 @@ def sheet_withdraw(*, sheet: Sheet, actor: User, reason: str) -> Sheet:
 __all__ = [
     "sheets_recover_stuck",
     "freeze_refresh",
-    "open_revision",
     "review_freeze_set",
     "sheet_withdraw",
     "sheet_generate",

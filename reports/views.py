@@ -26,7 +26,7 @@ from reports.forms import (
     VerifyForm,
     WithdrawForm,
 )
-from reports.models import Decision, SheetStatus
+from reports.models import WITHDRAWABLE_STATUSES, Decision, SheetStatus
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -245,8 +245,7 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "since_freeze": selectors.changes_since_freeze(current) if stale else None,
         "errors": errors,
         "open_roles": my_open_roles,
-        "may_withdraw": current.status
-        in (SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.READY, SheetStatus.FAILED)
+        "may_withdraw": current.status in WITHDRAWABLE_STATUSES
         and (access.is_admin or current.generated_by_id == request.user.pk)
         and access.can_write,
         "blocked_roles": my_blocked_roles,

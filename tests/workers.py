@@ -53,3 +53,14 @@ def wait_until(condition: Callable[[], bool], *, seconds: float = 40, what: str 
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out after {seconds}s waiting for {what or condition}")
+
+
+def worker_database_url() -> str:
+    """The test database as a URL, for a worker process started by a test."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    return (
+        f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+        f"/{db['NAME']}"
+    )

@@ -12,8 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from workbench import ci_client, readiness, services
 from workbench.forms import PreferenceForm, form_add_service_error
-from workbench.models import UserPreference
-from workbench.selectors import recent_worker_checks, worker_check
+from workbench.selectors import preference_for, recent_worker_checks, worker_check
 from workbench.typing import AuthedHttpRequest, HtmxHttpRequest
 
 
@@ -90,7 +89,7 @@ def worker_check_detail(request: HtmxHttpRequest, check_id: int) -> HttpResponse
 @require_http_methods(["GET", "POST"])
 def preferences(request: AuthedHttpRequest) -> HttpResponse:
     """The signed-in person's e-mail notices: on or off, and their language."""
-    current = UserPreference.objects.filter(user=request.user).first()
+    current = preference_for(request.user)
     initial = {
         "email_notifications": current.email_notifications if current else True,
         "language": current.language if current else "",

@@ -5,11 +5,10 @@ import json
 import logging
 
 import pytest
-from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from tests.workers import celery_worker, wait_until
+from tests.workers import celery_worker, wait_until, worker_database_url
 from workbench.celery import app as celery_app
 from workbench.logs import JsonFormatter
 from workbench.models import WorkerCheck
@@ -60,11 +59,7 @@ def test_json_lines() -> None:
 def test_a_task_queued_by_a_request_logs_with_its_id_in_a_real_worker(client) -> None:
     assert celery_app.conf.broker_url.startswith("redis://")
     celery_app.control.purge()
-    db = django_settings.DATABASES["default"]
-    database_url = (
-        f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}"
-    )
+    database_url = worker_database_url()
     staff = get_user_model().objects.create_user("ops-admin", is_staff=True)
     client.force_login(staff)
     with celery_worker({"DATABASE_URL": database_url, "LOG_FORMAT": "json"}) as worker:

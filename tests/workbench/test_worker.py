@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from tests.workers import ROOT, celery_worker, wait_until
+from tests.workers import ROOT, celery_worker, wait_until, worker_database_url
 from workbench.celery import app as celery_app
 from workbench.models import WorkerCheck
 
@@ -95,11 +94,7 @@ def test_embedded_default_runs_jobs_in_a_real_worker(tmp_path: Path) -> None:
 def test_postgres_and_redis_run_jobs_in_a_real_worker(client) -> None:
     assert celery_app.conf.broker_url.startswith("redis://")
     celery_app.control.purge()
-    db = django_settings.DATABASES["default"]
-    database_url = (
-        f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}"
-    )
+    database_url = worker_database_url()
     staff = get_user_model().objects.create_user("ops-admin", is_staff=True)
     client.force_login(staff)
     with celery_worker({"DATABASE_URL": database_url}) as worker:
