@@ -9,9 +9,11 @@ node's outcome; the run finishes partially. A run whose worker was lost is taken
 ends failed with the reason: none stays running.
 """
 
+import dataclasses
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -310,37 +312,78 @@ def cluster_test_connection(*, cluster: Cluster, actor: User | None) -> list[Nod
 
 
 def _endpoint_check(cluster: Cluster) -> list[NodeCheck]:
-    from urllib.parse import urlsplit
+    """Ask the API (Kubernetes or slurmrestd) with the stored credentials: does it answer as
+    what it should be, and does it accept them? Reads only; nothing is created."""
+    from poc.probes.connectors import kubernetes as kube
+    from poc.probes.connectors import slurm
 
     if cluster.kind == ClusterKind.AGENT:
         return []
-    url = cluster.api_url
-    if not url and cluster.kind == ClusterKind.KUBERNETES:
-        return [
-            NodeCheck("kubeconfig", "", "", "new", _("The API address comes from the kubeconfig."))
-        ]
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    label = cluster.api_url or "kubeconfig"
     try:
-        address = _address(parts.hostname or "", port)
-    except guard.GuardRefused as exc:
-        return [NodeCheck(url, "", "", "refused", str(exc))]
-    import socket
-
-    try:
-        with socket.create_connection((address, port), timeout=5):
-            pass
-    except OSError as exc:
+        secrets = cluster.read_secrets()
+    except credentials.CredentialsUnavailable as exc:
         return [
             NodeCheck(
-                url,
-                address,
-                "",
-                "unreachable",
-                _("cannot connect: %(e)s") % {"e": exc.strerror or exc},
+                label, "", "", "refused", _("The credentials cannot be read: %(e)s") % {"e": exc}
             )
         ]
-    return [NodeCheck(url, address, "", "pinned", _("The address is allowed and answers."))]
+    seen: list[str] = []
+    refusals: list[str] = []
+
+    def resolve(error: type[Exception]) -> Callable[[str, int], str]:
+        def checked(host: str, port: int) -> str:
+            try:
+                address = _address(host, port)
+            except guard.GuardRefused as exc:
+                refusals.append(str(exc))
+                raise error(str(exc)) from None
+            seen.append(address)
+            return address
+
+        return checked
+
+    timeout = float(min(settings.PROBE_COMMAND_TIMEOUT, 15))
+    try:
+        if cluster.kind == ClusterKind.KUBERNETES:
+            found = kube.check_kubernetes(
+                kube.KubeTarget(
+                    api_url=cluster.api_url,
+                    token=secrets.get("bearer_token", ""),
+                    ca_pem=secrets.get("ca_pem", ""),
+                    kubeconfig=secrets.get("kubeconfig", ""),
+                    timeout=timeout,
+                ),
+                resolve=resolve(kube.ConnectorError),
+            )
+            label = str(found["server"])
+            ok = bool(found["nodes_readable"])
+            answered = _("Kubernetes %(version)s answers and these credentials may read nodes.")
+            denied = _(
+                "Kubernetes %(version)s answers, but these credentials may not read nodes "
+                "(%(reason)s): apply the read-only ClusterRole to the account."
+            )
+            version = found["version"] or _("(version not readable)")
+        else:
+            found = slurm.check_slurm_rest(
+                dataclasses.replace(_slurm_target(cluster, secrets), timeout=timeout),
+                resolve=resolve(slurm.ConnectorError),
+            )
+            label = str(found["server"])
+            ok = bool(found["accepted"])
+            answered = _("slurmrestd answers (API %(version)s) and accepts the user and token.")
+            denied = _("slurmrestd answers (API %(version)s) but refuses: %(reason)s")
+            version = found["api_version"]
+    except (kube.ConnectorError, slurm.ConnectorError) as exc:
+        text = str(exc)
+        refused = bool(refusals) or "refused the credentials" in text
+        state = "refused" if refused else "unreachable"
+        return [NodeCheck(label, seen[0] if seen else "", "", state, text[:500])]
+    address = seen[0] if seen else ""
+    if ok:
+        return [NodeCheck(label, address, "", "pinned", answered % {"version": version})]
+    message = denied % {"version": version, "reason": str(found["reason"])[:300]}
+    return [NodeCheck(label, address, "", "refused", message)]
 
 
 def cluster_confirm_host_keys(
@@ -542,11 +585,37 @@ def _claim(run_id: int) -> ProbeRun | None:
         return run
 
 
+class RunTimedOut(Exception):
+    """The run went past PROBE_SOFT_TIME_LIMIT (its own clock, whatever the worker pool)."""
+
+
 class _Claim:
-    """The run's row, only while this worker's claim on it stands."""
+    """The run's row, only while this worker's claim on it stands, and the run's deadline.
+
+    Celery enforces time limits only in its prefork pool (not under `--pool=solo`, which
+    `make run` uses, nor threads), so the run keeps its own: past PROBE_SOFT_TIME_LIMIT no
+    further node or step is started and the run ends timed out with what it read.
+    """
 
     def __init__(self, run: ProbeRun) -> None:
         self.run = run
+        self.deadline = time.monotonic() + settings.PROBE_SOFT_TIME_LIMIT
+
+    def past_deadline(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+    def check_deadline(self) -> None:
+        if self.past_deadline():
+            raise RunTimedOut()
+
+    def keep_before_deadline(
+        self, cluster: Cluster, collected: "_Collected", facts: dict[str, Any]
+    ) -> None:
+        """Past the deadline, keep what the probe read and end the run timed out."""
+        if self.past_deadline():
+            _keep_facts(self.run, facts)
+            _store_gpu_nodes(self.run, cluster, collected, facts.get("gpu_nodes", []))
+            raise RunTimedOut()
 
     def rows(self) -> Any:
         return ProbeRun.objects.filter(
@@ -659,12 +728,15 @@ CANCEL_POLL_SECONDS = 0.5
 
 
 def _watch_cancel(claim: "_Claim", cancel: threading.Event) -> None:
-    """Set `cancel` as soon as a person cancels the run (or its claim is lost), so that no
-    node is started after that; the nodes being read finish."""
+    """Set `cancel` as soon as a person cancels the run, its claim is lost or its deadline
+    passes, so that no node is started after that; the nodes being read finish."""
     from django.db import connection
 
     try:
         while not cancel.wait(CANCEL_POLL_SECONDS):
+            if claim.past_deadline():
+                cancel.set()
+                break
             row = (
                 ProbeRun.objects.filter(pk=claim.run.pk)
                 .values_list("status", "work_started_at", "cancel_requested")
@@ -719,6 +791,8 @@ def _execute_ssh(
         results.close()
         cancel.set()  # also ends the watcher
         watcher.join(5)
+    if collected.position < len(cluster.node_addresses()):
+        claim.check_deadline()  # nodes left out for the deadline: the run did not finish
 
 
 UNREACHABLE_WORDS = ("cannot connect", "connection refused", "timed out", "unreachable", "no route")
@@ -826,6 +900,7 @@ def _execute_kubernetes(
     _store_raw(run, facts.get("raw", []))
     failures: dict[str, Any] = {}
     if run.with_failures:
+        claim.keep_before_deadline(cluster, collected, facts)
         namespace = cluster.failure_namespace or "default"
         # Leftovers of earlier runs that could not clean up (a lost worker) go first.
         swept: list[str] = []
@@ -849,7 +924,7 @@ def _execute_kubernetes(
                 resolve=resolve,
                 namespace=namespace,
                 label=failure_label(run.pk),
-                timeout=min(120.0, float(settings.PROBE_SOFT_TIME_LIMIT) / 3),
+                timeout=max(1.0, min(120.0, claim.deadline - time.monotonic())),
             )
         except kube.ConnectorError as exc:
             failures = {"error": str(exc), "scenarios": []}
@@ -886,6 +961,7 @@ def _execute_slurm_rest(
     _store_raw(run, facts.get("raw", []))
     failures: dict[str, Any] = {}
     if run.with_failures:
+        claim.keep_before_deadline(cluster, collected, facts)
         try:
             outcome = slurm.over_quota_rest(target, resolve=resolve)
         except slurm.ConnectorError as exc:
@@ -926,6 +1002,7 @@ def _execute_slurm_ssh(
     _store_raw(run, raw)
     failures: dict[str, Any] = {}
     if run.with_failures:
+        claim.keep_before_deadline(cluster, collected, facts)
         largest = max((n.get("gpus_total") or 0 for n in facts.get("nodes", [])), default=0)
         command = slurm.over_quota_command(largest + 1)
         (submitted,) = list(
@@ -1060,7 +1137,7 @@ def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | 
     except Exception as exc:
         from celery.exceptions import SoftTimeLimitExceeded
 
-        if isinstance(exc, SoftTimeLimitExceeded):
+        if isinstance(exc, RunTimedOut | SoftTimeLimitExceeded):
             _finish(
                 run,
                 claim,

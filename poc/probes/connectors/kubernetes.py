@@ -1297,6 +1297,37 @@ def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
     return result
 
 
+def check_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
+    """What "test connection" says: the server answers as Kubernetes, with which version, and
+    whether these credentials may list nodes (the first thing a probe reads).
+
+    Two requests (`GET /version`, `GET /api/v1/nodes?limit=1`), nothing created. Raises
+    ConnectorError when the server cannot be reached, is not Kubernetes or refuses the
+    credentials (401); a 403 on nodes is an answer: the account lacks the read-only role.
+    """
+    api = _Api(target, resolve)
+    try:
+        reply = api.request("GET", "/version")
+        version = reply.data.get("gitVersion") if reply.ok else None
+        if not reply.ok and reply.status not in (403, 429) and reply.status < 500:
+            raise ConnectorError(
+                f"{api.where} is not a Kubernetes API server (GET /version: {reply.error})"
+            )
+        if reply.ok and not isinstance(version, str):
+            raise ConnectorError(
+                f"{api.where} is not a Kubernetes API server (GET /version: no gitVersion)"
+            )
+        nodes = api.request("GET", "/api/v1/nodes", query={"limit": "1"})
+    finally:
+        api.close()
+    return {
+        "server": api.where,
+        "version": version,
+        "nodes_readable": nodes.ok,
+        "reason": "" if nodes.ok else f"GET /api/v1/nodes: {nodes.error}",
+    }
+
+
 # --- the controlled failure (creates objects) -------------------------------------------------
 
 

@@ -833,6 +833,24 @@ def probe_slurm_rest(
     return facts
 
 
+def check_slurm_rest(
+    target: SlurmRestTarget, *, resolve: Callable[[str, int], str]
+) -> dict[str, Any]:
+    """What "test connection" says: the newest API version slurmrestd serves, and whether it
+    accepts the user and token (its ping answer). Raises ConnectorError when it cannot be
+    reached or is not slurmrestd."""
+    rest = _Rest(target, resolve)
+    version, ping = _discover(rest)
+    reason = rest.failure(ping, f"GET /slurm/{version}/ping")
+    return {
+        "server": rest.where,
+        "api_version": version,
+        "slurm_version": _slurm_release(ping.data),
+        "accepted": reason is None,
+        "reason": reason or "",
+    }
+
+
 # --- controlled failure -----------------------------------------------------------------
 
 
