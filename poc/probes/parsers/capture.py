@@ -37,7 +37,7 @@ from .kernel_log import parse_kernel_log, resolve_gpu_indexes
 from .nvlink import parse_nvlink_errors, parse_nvlink_status
 from .query_csv import parse_query_csv
 from .smi_list import parse_smi_list
-from .smi_text import build_tree, parse_smi_text
+from .smi_text import build_tree, parse_smi_text, versions_of
 from .smi_xml import parse_smi_xml
 from .values import ParseError
 
@@ -126,12 +126,12 @@ def split_sections(text: str) -> list[Section]:
 def _parse_version(text: str) -> NodeFacts:
     """Driver and CUDA versions from `nvidia-smi --version`."""
     tree = build_tree(text)
-    driver = cuda = None
-    for node in tree.children:
-        if node.label == "driver version":
-            driver = v.to_text(node.value)
-        elif node.label == "cuda version":
-            cuda = v.to_text(node.value)
+    found = {
+        node.label: v.to_version(node.value)
+        for node in reversed(tree.children)
+        if node.label in ("kmd version", "driver version", "cuda umd version", "cuda version")
+    }
+    driver, cuda = versions_of(found)
     if driver is None and cuda is None:
         raise ParseError("not nvidia-smi --version output")
     return new_node(driver_version=driver, cuda_version=cuda, sources=["nvidia-smi --version"])

@@ -9,7 +9,8 @@ Detection looks at the structure that identifies each output, never at values, i
 * dcgm-json: JSON holding "DCGM GPU Diagnostic", "DCGM Diagnostic" or "test_categories",
   possibly after a line of text.
 * smi-text: the "NVSMI LOG" banner, or a "GPU 00000000:3B:00.0" block header line.
-* nvlink-errors / nvlink-status: "GPU N: name (UUID: ...)" lines followed by "Link N: ..."
+* nvlink-errors / nvlink-status: "GPU N: name (UUID: ...)" lines (some drivers leave the
+  UUID out), maybe after title lines without a colon, followed by "Link N: ..."
   lines holding counters ("Replay Errors: 0") or speeds ("26.562 GB/s", "<inactive>"), or the
   driver's "does not have or support Nvlink".
 * smi-list: nothing but "GPU N: name (UUID: ...)" lines and their "MIG ..." lines.
@@ -76,12 +77,19 @@ def _is_capture(lines: list[str]) -> bool:
 
 
 def _gpu_blocks_kind(lines: list[str]) -> str | None:
-    """nvlink-status, nvlink-errors or smi-list for text opening with a "GPU N: ..." line."""
-    if gpu_line(lines[0]) is None:
+    """nvlink-status, nvlink-errors or smi-list for text opening with a "GPU N: ..." line.
+
+    A few title lines without a colon may come first (a loop over GPUs that echoes
+    "=== GPU 0 NVLink Errors ===" before each command's output).
+    """
+    first = next(
+        (n for n, line in enumerate(lines[:4]) if gpu_line(line, uuid_required=False)), None
+    )
+    if first is None or any(":" in line for line in lines[:first]):
         return None
     links = counters = mentions = others = 0
-    for line in lines[1:]:
-        if gpu_line(line) is not None or _MIG_LINE.match(line):
+    for line in lines[first + 1 :]:
+        if gpu_line(line, uuid_required=False) is not None or _MIG_LINE.match(line):
             continue
         if LINK_LINE.match(line):
             links += 1

@@ -31,13 +31,15 @@ LINK_LINE = re.compile(r"\s*Link\s+(\d{1,3})\s*:\s*(.*)$")
 _SPEED = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*GB/s", re.IGNORECASE)
 # Link lines are short; longer text is not nvlink output and is not searched.
 _MAX_STATUS = 200
+# "NVML: Unable to retrieve NVLink information as all links are inActive"
+_ALL_INACTIVE = re.compile(r"all links are inactive", re.IGNORECASE)
 _COUNTER = re.compile(r"\s*([A-Za-z][A-Za-z0-9 ()_/.-]{0,80}?)\s*:\s*(\S+)\s*$")
 
 
 def _blocks(text: str) -> list[tuple[GpuFacts, list[str]]]:
     blocks: list[tuple[GpuFacts, list[str]]] = []
     for line in text.split("\n"):
-        gpu = gpu_line(line)
+        gpu = gpu_line(line, uuid_required=False)
         if gpu is not None:
             blocks.append((gpu, []))
         elif blocks and line.strip():
@@ -49,13 +51,20 @@ def parse_nvlink_status(text: str) -> NodeFacts:
     """Facts (per GPU: links, active or not, speed) from `nvidia-smi nvlink -s`."""
     blocks = _blocks(text)
     if not blocks:
-        raise ParseError('not nvidia-smi nvlink -s output: no "GPU N: ... (UUID: ...)" line')
+        raise ParseError('not nvidia-smi nvlink -s output: no "GPU N: ..." line')
     gpus: list[GpuFacts] = []
+    warnings: list[str] = []
     for gpu, lines in blocks:
         links: dict[int, NvLink] = {}
         for line in lines:
             match = LINK_LINE.match(line)
             if match is None:
+                if _ALL_INACTIVE.search(line[:_MAX_STATUS]):
+                    warnings.append(
+                        f"GPU {gpu['index']}: the driver says all its NVLink links are inactive"
+                        " (expected on a GPU without NVLink; on an NVLink system every link is"
+                        " down)"
+                    )
                 continue
             rest = match.group(2)[:_MAX_STATUS]
             speed_match = _SPEED.search(rest)
@@ -69,7 +78,7 @@ def parse_nvlink_status(text: str) -> NodeFacts:
             }
         gpu["nvlink_links"] = [links[number] for number in sorted(links)]
         gpus.append(gpu)
-    return new_node(gpus=gpus, sources=[STATUS_SOURCE])
+    return new_node(gpus=gpus, sources=[STATUS_SOURCE], warnings=warnings)
 
 
 def _count(raw: str) -> int | None:
@@ -85,7 +94,7 @@ def parse_nvlink_errors(text: str) -> NodeFacts:
     """
     blocks = _blocks(text)
     if not blocks:
-        raise ParseError('not nvidia-smi nvlink -e output: no "GPU N: ... (UUID: ...)" line')
+        raise ParseError('not nvidia-smi nvlink -e output: no "GPU N: ..." line')
     gpus: list[GpuFacts] = []
     for gpu, lines in blocks:
         counters: dict[int, dict[str, int]] = {}

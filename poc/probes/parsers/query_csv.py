@@ -28,6 +28,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "pci.bus_id": ("pci.bus_id", "gpu_bus_id"),
     "pci.device_id": ("pci.device_id",),
     "driver_version": ("driver_version",),
+    "kmd_version": ("kmd_version",),
     "hostname": ("hostname",),
     "memory.total": ("memory.total",),
     "memory.used": ("memory.used",),
@@ -222,6 +223,8 @@ def parse_query_csv(text: str, *, fields: Sequence[str] | None = None) -> NodeFa
     if not lines:
         raise ParseError("--query-gpu output has a header but no GPU rows")
     gpus: list[GpuFacts] = []
+    seen: dict[tuple[str, str], int] = {}  # a GPU's identity -> its position in gpus
+    samples = 0
     driver: str | None = None
     host: str | None = None
     for number, line in lines:
@@ -234,10 +237,42 @@ def parse_query_csv(text: str, *, fields: Sequence[str] | None = None) -> NodeFa
             if column and v.known(row.get(column)) is None:
                 row[column] = cell.strip()
         gpu = _gpu(row)
+        # With `-l N` nvidia-smi repeats the rows every N seconds: a GPU seen before is a
+        # newer sample of the same GPU, and the last one is kept.
+        identity = _identity(gpu)
+        if identity is not None and identity in seen:
+            samples += 1
+            gpu["index"] = gpus[seen[identity]]["index"] if "index" not in row else gpu["index"]
+            gpus[seen[identity]] = gpu
+            continue
         if "index" not in row:
             # nvidia-smi prints one row per GPU in index order.
             gpu["index"] = len(gpus)
+        if identity is not None:
+            seen[identity] = len(gpus)
         gpus.append(gpu)
-        driver = driver or v.to_text(row.get("driver_version"))
+        # R610 renames driver_version to kmd_version (the old field then says "deprecated").
+        driver = driver or v.to_version(row.get("kmd_version"))
+        driver = driver or v.to_version(row.get("driver_version"))
         host = host or v.to_text(row.get("hostname"))
-    return new_node(host=host, driver_version=driver, gpus=gpus, sources=[SOURCE])
+    warnings = []
+    if samples:
+        warnings.append(
+            f"{samples} repeated rows (a query run with -l): the last sample of each GPU is kept"
+        )
+    return new_node(
+        host=host, driver_version=driver, gpus=gpus, sources=[SOURCE], warnings=warnings
+    )
+
+
+def _identity(gpu: GpuFacts) -> tuple[str, str] | None:
+    """What tells one GPU from another in a row: its UUID, bus id or index, in that order."""
+    uuid = v.usable_uuid(gpu["uuid"])
+    if uuid is not None:
+        return ("uuid", uuid.lower())
+    bus = v.bus_key(gpu["pci_bus_id"])
+    if bus is not None:
+        return ("bus", repr(bus))
+    if gpu["index"] is not None:
+        return ("index", str(gpu["index"]))
+    return None

@@ -26,17 +26,23 @@ _COMPUTE_PREFIX = re.compile(r"\d+c\.(?=\d+g\.)")
 _LEGACY_IDS = re.compile(r"/(\d{1,4})/(\d{1,4})$")
 
 
-def gpu_line(line: str) -> GpuFacts | None:
+def gpu_line(line: str, *, uuid_required: bool = True) -> GpuFacts | None:
     """The GPU a "GPU 0: NAME (UUID: GPU-...)" line names, or None if the line is not one.
 
-    nvlink -s and -e open each GPU's block with the same line.
+    nvlink -s and -e open each GPU's block with the same line, where some drivers leave the
+    UUID out ("GPU 0: Quadro RTX 8000"): `uuid_required=False` reads those too.
     """
     start = _GPU_START.match(line)
     if start is None:
         return None
     uuid = _UUID.search(line, start.end())
     if uuid is None:
-        return None
+        if uuid_required:
+            return None
+        name = line[start.end() :].strip()
+        if not name or len(name) > 120 or ":" in name:
+            return None
+        return new_gpu(index=int(start.group(1)), name=v.to_text(name))
     return new_gpu(
         index=int(start.group(1)),
         name=v.to_text(line[start.end() : uuid.start()]),

@@ -213,10 +213,16 @@ def _gpu(block: Node, bus: str, position: int) -> GpuFacts:
                 ("current power limit",),
                 ("enforced power limit",),
                 ("power limit",),
+                # R610 nests the limits: "GPU Ceiling Power Limit" > "Current Power Limit".
+                ("gpu ceiling power limit", "current power limit"),
                 ("requested power limit",),
+                ("gpu ceiling power limit", "requested power limit"),
             )
         ),
-        temperature_c=v.to_celsius(block.value_of("temperature", "gpu current temp")),
+        # Drivers before about R340 print "Temperature" > "Gpu".
+        temperature_c=v.to_celsius(
+            block.first(("temperature", "gpu current temp"), ("temperature", "gpu"))
+        ),
         sm_clock_mhz=v.to_mhz(block.value_of("clocks", "sm")),
         sm_clock_max_mhz=v.to_mhz(block.value_of("max clocks", "sm")),
         utilization_gpu_pct=v.to_percent(block.value_of("utilization", "gpu")),
@@ -230,8 +236,8 @@ def parse_smi_text(text: str) -> NodeFacts:
     """Facts from `nvidia-smi -q` output; ParseError when the text is not that output."""
     tree = build_tree(text)
     gpus: list[GpuFacts] = []
-    driver: str | None = None
-    cuda: str | None = None
+    versions: dict[str, str | None] = {}
+    attached: int | None = None
     recognised = False
     # GPU blocks sit at the top level, but a pasted or indented copy may wrap them one level
     # down (under the banner line, say): look at the top level and one below.
@@ -242,13 +248,48 @@ def parse_smi_text(text: str) -> NodeFacts:
         header = _GPU_HEADER.match(node.label.upper())
         if header is not None and node.value is None and node.children:
             gpus.append(_gpu(node, header.group(1), len(gpus)))
-        elif node.label == "driver version" and driver is None:
-            driver = v.to_text(node.value)
+        elif node.label in _VERSION_LABELS and node.label not in versions:
+            versions[node.label] = v.to_version(node.value)
             recognised = True
-        elif node.label == "cuda version" and cuda is None:
-            cuda = v.to_text(node.value)
+        elif node.label == "attached gpus" and attached is None:
+            attached = v.to_int(node.value)
         elif _BANNER.lower() in node.label:
             recognised = True
     if not gpus and not recognised:
         raise ParseError("not nvidia-smi -q output: no GPU block and no driver version")
-    return new_node(driver_version=driver, cuda_version=cuda, gpus=gpus, sources=[SOURCE])
+    driver, cuda = versions_of(versions)
+    return new_node(
+        driver_version=driver,
+        cuda_version=cuda,
+        gpus=gpus,
+        sources=[SOURCE],
+        warnings=unindexed(gpus, attached),
+    )
+
+
+# R610 renames "Driver Version" to "KMD Version" and "CUDA Version" to "CUDA UMD Version"
+# (the old labels stay for a while, their values marked deprecated): the new ones win.
+_VERSION_LABELS = ("kmd version", "driver version", "cuda umd version", "cuda version")
+
+
+def versions_of(found: dict[str, str | None]) -> tuple[str | None, str | None]:
+    """(driver, CUDA) from the version lines read, keyed by their labels in lower case."""
+    driver = found.get("kmd version") or found.get("driver version")
+    cuda = found.get("cuda umd version") or found.get("cuda version")
+    return driver, cuda
+
+
+def unindexed(gpus: list[GpuFacts], attached: int | None) -> list[str]:
+    """Leave the indexes unknown when the output holds fewer GPUs than are attached.
+
+    -q and -q -x carry no index: a GPU's index is its position, which holds only when every
+    attached GPU is listed. Output narrowed with `-i` lists some of them.
+    """
+    if attached is None or len(gpus) >= attached:
+        return []
+    for gpu in gpus:
+        gpu["index"] = None
+    return [
+        f"the output lists {len(gpus)} of {attached} attached GPUs (narrowed with -i?): "
+        "their indexes are unknown"
+    ]

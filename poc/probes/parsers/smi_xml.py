@@ -19,6 +19,7 @@ from defusedxml.ElementTree import DefusedXMLParser
 from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, new_gpu, new_node
 
 from . import values as v
+from .smi_text import unindexed
 from .values import ParseError
 
 SOURCE = "nvidia-smi -q -x"
@@ -90,6 +91,17 @@ def _first(element: Element | None, *paths: tuple[str, ...]) -> str | None:
         value = _text(element, *path)
         if v.known(value) is not None:
             return value
+    return None
+
+
+def _deep(element: Element | None, *tags: str) -> str | None:
+    """The first known value of an element named one of `tags` anywhere below `element`."""
+    if element is None:
+        return None
+    for tag in tags:
+        for found in element.iter(tag):
+            if v.known(found.text) is not None:
+                return found.text
     return None
 
 
@@ -218,6 +230,9 @@ def _gpu(element: Element, position: int) -> GpuFacts:
                 ("power_limit",),
                 ("requested_power_limit",),
             )
+            # Newer drivers nest the limits one level down (R610's -q prints "GPU Ceiling
+            # Power Limit" > "Current Power Limit"): the first one found below.
+            or _deep(power, "current_power_limit", "enforced_power_limit")
         ),
         temperature_c=v.to_celsius(_text(element, "temperature", "gpu_temp")),
         sm_clock_mhz=v.to_mhz(_text(element, "clocks", "sm_clock")),
@@ -236,9 +251,12 @@ def parse_smi_xml(text: str) -> NodeFacts:
     root = _parse_tree(_without_blocks(text))
     if root.tag != "nvidia_smi_log":
         raise ParseError(f"not nvidia-smi output: XML root element is <{root.tag[:40]}>")
+    gpus = [_gpu(element, position) for position, element in enumerate(root.findall("gpu"))]
     return new_node(
-        driver_version=v.to_text(_text(root, "driver_version")),
-        cuda_version=v.to_text(_text(root, "cuda_version")),
-        gpus=[_gpu(element, position) for position, element in enumerate(root.findall("gpu"))],
+        # R610 renames the versions (see smi_text.versions_of); the new tags win.
+        driver_version=v.to_version(_first(root, ("kmd_version",), ("driver_version",))),
+        cuda_version=v.to_version(_first(root, ("cuda_umd_version",), ("cuda_version",))),
+        gpus=gpus,
         sources=[SOURCE],
+        warnings=unindexed(gpus, v.to_int(_text(root, "attached_gpus"))),
     )

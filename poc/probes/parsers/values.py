@@ -181,6 +181,20 @@ def to_bool(raw: str | None) -> bool | None:
     return None
 
 
+_VERSION = re.compile(r"\d+(?:\.\d+)*")
+
+
+def to_version(raw: str | None) -> str | None:
+    """A version number ("580.159.04", "13.0"), without the notes newer drivers append
+    ("610.43.02 [Deprecated; ...]"); None for a marker or a value that is no version
+    ('Deprecated, see "KMD version" instead')."""
+    value = known(raw)
+    if value is None:
+        return None
+    match = _VERSION.match(value)
+    return match.group() if match else None
+
+
 def to_text(raw: str | None) -> str | None:
     """A free-text value (name, serial, state), stripped, or None for a marker."""
     value = known(raw)

@@ -355,10 +355,16 @@ def retired_pages(gpu: GpuFacts, node: NodeFacts, found: Findings) -> None:
         )
 
 
+# Utilization under which a GPU that holds a process is not busy for the link rule.
+BUSY_PERCENT = 10
+
+
 def pcie_link(gpu: GpuFacts, node: NodeFacts, found: Findings) -> None:
     """A PCIe link below the GPU's maximum width is degraded. Below its maximum generation it is
-    degraded only when the GPU is not idle: idle GPUs lower the link generation to save power
-    (the width stays). The maximum is the GPU's own, so a Gen5 GPU in a Gen4 slot shows too."""
+    degraded only when the GPU is busy: idle GPUs lower the link generation to save power (the
+    width stays), and so do GPUs that hold a process but compute nothing (the driver then no
+    longer reports them idle; utilization under BUSY_PERCENT says so). The maximum is the GPU's
+    own, so a Gen5 GPU in a Gen4 slot shows too."""
     width, width_max = gpu["pcie_width_current"], gpu["pcie_width_max"]
     if width is None or width_max is None:
         found.unknown(
@@ -380,6 +386,11 @@ def pcie_link(gpu: GpuFacts, node: NodeFacts, found: Findings) -> None:
     elif gen < gen_max:
         idle = gpu["clock_event_reasons"].get("gpu_idle")
         values = {"current": gen, "max": gen_max}
+        utilization = gpu["utilization_gpu_pct"]
+        if idle is False and utilization is not None and utilization < BUSY_PERCENT:
+            # A process holds the GPU (so it is not "idle") but runs nothing on it: the link
+            # saves power as on an idle GPU.
+            return
         if idle is False:
             found.problem(
                 "pcie_gen_reduced",
