@@ -107,6 +107,13 @@ def _tests(category: str | None, tests: object) -> list[DcgmTest]:
             continue
         results = test.get("results")
         summary = test.get("test_summary")
+        # What the summary says beyond the per-GPU results (DCGM 4 writes node-wide notes
+        # there, such as a skipped SRAM threshold check) is kept with each of them.
+        noted = (
+            _messages(summary.get("warnings")) + _messages(summary.get("info"))
+            if isinstance(summary, dict)
+            else []
+        )
         for result in results if isinstance(results, list) else []:
             if not isinstance(result, dict):
                 continue
@@ -115,6 +122,7 @@ def _tests(category: str | None, tests: object) -> list[DcgmTest]:
                 continue
             index, label = _gpu_index(result)
             messages = _messages(result.get("warnings")) + _messages(result.get("info"))
+            messages += [f"test summary: {m}" for m in noted if m not in messages]
             found.append(
                 {
                     "name": name.strip(),

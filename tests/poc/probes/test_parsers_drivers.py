@@ -208,3 +208,40 @@ def test_a_gpu_holding_a_process_but_computing_nothing_may_lower_its_link() -> N
     gpu["utilization_gpu_pct"] = 85.0
     judged = health.judge_node(node)["gpus"][0]
     assert "pcie_gen_reduced" in [p["code"] for p in judged["problems"]]
+
+
+def test_dcgm_4_summary_notes_stay_with_the_per_gpu_results() -> None:
+    """DCGM 4 writes node-wide notes (a skipped SRAM threshold check) in the test summary even
+    when the test has per-GPU results."""
+    import json
+
+    skipped = (
+        "Error getting the SRAM Threshold Count for GPU 0. SRAM Threshold checking was skipped."
+    )
+    document = {
+        "DCGM Diagnostic": {
+            "test_categories": [
+                {
+                    "category": "Deployment",
+                    "tests": [
+                        {
+                            "name": "software",
+                            "results": [
+                                {
+                                    "entity_group": "GPU",
+                                    "entity_group_id": 1,
+                                    "entity_id": 0,
+                                    "status": "Fail",
+                                    "warnings": [{"error_id": 29, "warning": "Persistence off"}],
+                                }
+                            ],
+                            "test_summary": {"info": [skipped], "status": "Fail"},
+                        }
+                    ],
+                }
+            ]
+        }
+    }
+    (result,) = parse_output(json.dumps(document))["dcgm"]
+    assert (result["result"], result["gpu_index"]) == ("Fail", 0)
+    assert result["info"] == f"Persistence off; test summary: {skipped}"
