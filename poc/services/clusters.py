@@ -58,6 +58,7 @@ from poc.services.probes import (
     record_run_results,
     store_nodes,
 )
+from workbench.memory import release_free_memory
 
 log = logging.getLogger(__name__)
 
@@ -725,6 +726,7 @@ def _ssh_nodes(
 
 
 CANCEL_POLL_SECONDS = 0.5
+RELEASE_EVERY = 25  # nodes between returning freed memory to the system (long runs stay flat)
 
 
 def _watch_cancel(claim: "_Claim", cancel: threading.Event) -> None:
@@ -787,6 +789,8 @@ def _execute_ssh(
                     _store_read_node(run, collected, node)
             if not claim.advance() or not claim.holds():
                 break
+            if collected.position % RELEASE_EVERY == 0:
+                release_free_memory()
     finally:
         results.close()
         cancel.set()  # also ends the watcher
@@ -1207,36 +1211,97 @@ def failure_label(run_id: int | str) -> str:
     return f"{FAILURE_LABEL_KEY}={run_id}"
 
 
-def planned_objects(cluster: Cluster) -> list[dict[str, Any]]:
+def _last_cluster_facts(cluster: Cluster) -> dict[str, Any]:
+    """What the cluster's latest run that read it said (its cluster facts), or {}."""
+    facts = (
+        ProbeRun.objects.filter(cluster=cluster, status__in=(ProbeStatus.DONE, ProbeStatus.PARTIAL))
+        .exclude(cluster_facts={})
+        .order_by("-pk")
+        .values_list("cluster_facts", flat=True)
+        .first()
+    )
+    return facts if isinstance(facts, dict) else {}
+
+
+def _kubernetes_sizes(cluster: Cluster) -> tuple[int, int | None, str]:
+    """(GPUs the Job asks for, GPUs the quota Pod asks for or None, where they come from).
+
+    A run sizes both from the cluster as it is then (largest node's allocatable GPUs plus one;
+    the namespace's GPU quota left plus one); the page uses the latest run's reading of it, or
+    the GPUs a node should have before any run."""
+    namespace = cluster.failure_namespace or "default"
+    facts = _last_cluster_facts(cluster)
+    counts = [
+        (node.get("gpu") or {}).get("allocatable")
+        for node in facts.get("nodes") or []
+        if isinstance(node, dict)
+    ]
+    known = [count for count in counts if isinstance(count, int)]
+    quota_left = None
+    for quota in facts.get("quotas") or []:
+        if not isinstance(quota, dict) or quota.get("namespace") != namespace:
+            continue
+        hard = (quota.get("hard") or {}).get("requests.nvidia.com/gpu")
+        used = (quota.get("used") or {}).get("requests.nvidia.com/gpu") or 0
+        if isinstance(hard, int) and isinstance(used, int):
+            left = hard - used
+            quota_left = left if quota_left is None else min(quota_left, left)
+    quota_gpus = None if quota_left is None else max(1, quota_left + 1)
+    if known:
+        note = _(
+            "Sized from the latest run: the largest node allocates %(largest)s GPUs, so the Job "
+            "asks for %(asked)s."
+        ) % {"largest": max(known), "asked": max(known) + 1}
+        if quota_gpus is None:
+            note += " " + _(
+                "No GPU ResourceQuota was seen in %(namespace)s, so no Pod is created against "
+                "one; if one exists at run time, a Pod asking for what it leaves plus one is."
+            ) % {"namespace": namespace}
+        return max(known) + 1, quota_gpus, note
+    expected = cluster.expected_gpus_per_node or 8
+    note = _(
+        "No run has read the cluster yet: shown with the GPUs a node should have (%(expected)s) "
+        "plus one. A run asks for one GPU more than the largest node allocates, and, where "
+        "%(namespace)s has a GPU ResourceQuota, creates a Pod asking for what the quota leaves "
+        "plus one (shown here as if one GPU were left)."
+    ) % {"expected": expected, "namespace": namespace}
+    return expected + 1, 2, note
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a run with controlled failures creates, and how its sizes were chosen."""
+
+    objects: list[dict[str, Any]]
+    note: str = ""
+
+
+def planned_objects(cluster: Cluster) -> Planned:
     """Exactly what a run with controlled failures creates on this cluster, for the page to
     show before the first run: manifests for Kubernetes, the job for Slurm."""
     if not cluster.controlled_failures:
-        return []
+        return Planned([])
     if cluster.kind == ClusterKind.KUBERNETES:
+        from poc.probes.connectors import kubernetes as kube
+
+        gpus, quota_gpus, note = _kubernetes_sizes(cluster)
         try:
-            from poc.probes.connectors import kubernetes as kube
-        except ImportError:
-            return []
-        # The run asks for one GPU more than the largest node allocates; shown here with the
-        # GPUs a node should have, plus one.
-        try:
-            return list(
-                kube.planned_objects(
-                    cluster.failure_namespace or "default",
-                    failure_label("RUN"),
-                    (cluster.expected_gpus_per_node or 8) + 1,
-                )
+            objects = kube.planned_objects(
+                cluster.failure_namespace or "default", failure_label("RUN"), gpus, quota_gpus
             )
         except kube.ConnectorError:
-            return []
+            return Planned([])
+        return Planned(objects, note)
     if cluster.kind in (ClusterKind.SLURM_REST, ClusterKind.SLURM_SSH):
-        return [
-            {
-                "kind": "Slurm job",
-                "what": _(
-                    "one batch job asking for one GPU more than the largest node has "
-                    "(expected to be refused at submit); cancelled at once if it is accepted"
-                ),
-            }
-        ]
-    return []
+        return Planned(
+            [
+                {
+                    "kind": "Slurm job",
+                    "what": _(
+                        "one batch job asking for one GPU more than the largest node has "
+                        "(expected to be refused at submit); cancelled at once if it is accepted"
+                    ),
+                }
+            ]
+        )
+    return Planned([])

@@ -2,6 +2,7 @@
 scheduler said, the controlled failures run and clean up, and the bound actions get results.
 Kubernetes is the fake API server replaying recorded objects; Slurm is real (tests/slurm_rig)."""
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -266,3 +267,43 @@ def test_a_slurm_cluster_over_ssh_reads_the_commands_and_the_refusal(
     assert "--gres=gpu:9" in scenario.get("command", "") or scenario.get("gpus_requested") == 9
     cells = _cells(gpu_suite["volcano"])
     assert cells["cluster-probe-more-gpus-than-any-node"] == "passed"
+
+
+def test_the_page_shows_beforehand_exactly_what_the_next_run_creates(gpu_suite, kube_api) -> None:
+    kube_api.add_fixture("node-2x-tesla-t4.yaml")
+    kube_api.add(gpu_quota(NS, 8, used=3))
+    cluster = services.cluster_save(
+        project=gpu_suite["alpha"],
+        data=services.ClusterData(
+            name="k8s",
+            kind="kubernetes",
+            candidate=gpu_suite["volcano"],
+            api_url=kube_api.url("127.0.0.1"),
+            controlled_failures=True,
+            failure_namespace=NS,
+            expected_gpus_per_node=4,
+        ),
+        secrets={"bearer_token": TOKEN},
+        actor=None,
+    )
+    before = services.planned_objects(cluster)
+    job, pod = before.objects
+    asked = job["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert asked["nvidia.com/gpu"] == "5"  # four expected per node, plus one
+    assert "No run has read the cluster yet" in before.note
+
+    _run(cluster)  # reads two T4s and the quota (5 of 8 left), and runs both scenarios
+    planned = services.planned_objects(cluster)
+    assert "largest node allocates 2 GPUs" in planned.note
+    kube_api.requests.clear()
+    run = _run(cluster)
+    assert run.status == "done", run.error
+    posted = [r["body"] for r in kube_api.received("POST")]
+    label = services.failure_label(run.pk).split("=")[1]
+    shown = json.loads(json.dumps(planned.objects).replace('"RUN"', json.dumps(label)))
+    assert [o["kind"] for o in posted] == ["Job", "Pod"]
+    for made, seen in zip(posted, shown, strict=True):
+        assert (
+            made["spec"] == seen["spec"]
+            and made["metadata"]["labels"] == seen["metadata"]["labels"]
+        )
