@@ -85,7 +85,17 @@ def verify_pdf(
             report.problems.append(_("the signature value does not verify"))
         if not report.covers_whole_file:
             report.problems.append(_("the signature does not cover the whole file"))
-        report.valid = bool(status.intact and status.valid and report.covers_whole_file)
+        padding_intact = _reserved_space_untouched(data, signature.byte_range)
+        if not padding_intact:
+            report.problems.append(
+                _(
+                    "the space reserved for the signature was changed after signing (bytes "
+                    "after the signature are not the zeros it was sealed with)"
+                )
+            )
+        report.valid = bool(
+            status.intact and status.valid and report.covers_whole_file and padding_intact
+        )
     if report.project and (may_compare is None or may_compare(report.project)):
         _match_stored(report, hashlib.sha256(data).hexdigest())
     if report.matches_stored_snapshot is False:
@@ -107,6 +117,46 @@ def verify_pdf(
                 )
             )
     return report
+
+
+def _der_length(blob: bytes) -> int | None:
+    """The length of the DER value at the start of `blob` (tag, length and content)."""
+    if len(blob) < 2:
+        return None
+    first = blob[1]
+    if first < 0x80:
+        return 2 + first
+    count = first & 0x7F
+    if count == 0 or count > 4 or len(blob) < 2 + count:
+        return None
+    return 2 + count + int.from_bytes(blob[2 : 2 + count], "big")
+
+
+def _reserved_space_untouched(data: bytes, byte_range: object) -> bool:
+    """Whether the signature's /Contents holds the CMS signature followed by zeros only.
+
+    The signature covers every byte of the file except its own /Contents string, which is
+    reserved larger than the signature and padded with zeros. Bytes changed in that padding
+    change no digest, so a digest check calls such a file intact; it is still not the file that
+    was sealed, and poppler's pdfsig stops calling it "Total document signed". Both verdicts
+    agree when this check fails the file.
+    """
+    try:
+        start = int(byte_range[0]) + int(byte_range[1])  # type: ignore[index]
+        end = int(byte_range[2])  # type: ignore[index]
+    except (TypeError, ValueError, IndexError, KeyError):
+        return False
+    gap = data[start:end].strip()
+    if not (gap.startswith(b"<") and gap.endswith(b">")):
+        return False
+    try:
+        contents = bytes.fromhex(gap[1:-1].decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    used = _der_length(contents)
+    if used is None or used > len(contents):
+        return False
+    return not any(contents[used:])
 
 
 def _describe(exc: Exception) -> str:

@@ -319,6 +319,21 @@ def test_render_seal_and_verify_independently(evaluation, tmp_path) -> None:
         theirs = subprocess.run(["pdfsig", str(target)], capture_output=True, text=True)
         assert "Signature is Valid." not in theirs.stdout, (position, theirs.stdout)
 
+    # A byte flipped in the zeros padding the signature's reserved space changes no digest.
+    # It is still not the sealed file: ours says so, and pdfsig no longer calls the whole
+    # document signed (decided in reports.verify._reserved_space_untouched).
+    contents_end = sealed_bytes.index(b">", sealed_bytes.index(b"/Contents <"))
+    assert sealed_bytes[contents_end - 40 : contents_end] == b"0" * 40  # the padding
+    padded = bytearray(sealed_bytes)
+    padded[contents_end - 20] = ord("1")
+    target = tmp_path / "padding.pdf"
+    target.write_bytes(bytes(padded))
+    ours = verify_pdf(bytes(padded))
+    assert ours.intact and not ours.valid
+    assert any("reserved for the signature was changed" in p for p in ours.problems)
+    theirs = subprocess.run(["pdfsig", str(target)], capture_output=True, text=True)
+    assert "Total document signed" not in theirs.stdout, theirs.stdout
+
 
 @pytest.mark.parametrize(
     ("data", "reason"),
