@@ -1007,8 +1007,8 @@ def _execute_slurm_ssh(
     failures: dict[str, Any] = {}
     if run.with_failures:
         claim.keep_before_deadline(cluster, collected, facts)
-        largest = max((n.get("gpus_total") or 0 for n in facts.get("nodes", [])), default=0)
-        command = slurm.over_quota_command(largest + 1)
+        sized = slurm.oversized_request(facts.get("nodes", [])) or (1, None)
+        command = slurm.over_quota_command(sized[0], gpu_type=sized[1])
         (submitted,) = list(
             ssh_connector.probe_nodes(nodes, concurrency=1, commands=[("over quota", command)])
         )

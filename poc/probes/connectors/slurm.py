@@ -113,7 +113,10 @@ _STATE_SUFFIXES = {
 # "(S:0,1,IDX:0-1,3)": a key, then everything up to the next "KEY:" (values hold commas).
 _GRES_EXTRA = re.compile(r"([A-Za-z]+):(.*?)(?=,[A-Za-z]+:|$)")
 _COUNT = re.compile(r"^(\d+)([kmgtp]?)$", re.IGNORECASE)
+_GRES_TYPE = re.compile(r"^[A-Za-z0-9][\w.\-]{0,63}$")
+_NULL_TYPE = re.compile(r":\(null\)(?=:|\(|$)", re.IGNORECASE)
 _SUBMITTED = re.compile(r"^(?:Submitted batch job\s+)?(\d+)(?:;\S*)?$")
+_TOOL_ERROR = re.compile(r"\b(?:sbatch|srun|salloc): error:\s*(.+)$")
 _SUBMIT_REFUSED = re.compile(
     r"error:\s*(?:Batch job submission failed|Unable to allocate resources|"
     r"Job submit/allocate failed):\s*(.+)$"
@@ -138,6 +141,23 @@ _NOT_A_REFUSAL = (
 def _is_refusal(reason: str) -> bool:
     low = reason.lower()
     return bool(low) and not any(marker in low for marker in _NOT_A_REFUSAL)
+
+
+# Refusals of the way the request was written (a site that demands a GPU type, a GRES syntax
+# the configuration does not take): the controller never weighed the GPU count, so the
+# scenario did not run. The site's own message says what it wants.
+_REQUEST_FORM = (
+    "invalid generic resource",
+    "gres specification",
+    "unsupported by configured",
+    "specify a type",
+    "gres format",
+    "invalid gres",
+)
+
+
+def _form_refusal(texts: Iterable[str]) -> bool:
+    return any(marker in text.lower() for text in texts for marker in _REQUEST_FORM)
 
 
 def _text(value: Any) -> str | None:
@@ -219,6 +239,8 @@ def parse_gres(text: str | None) -> list[dict[str, Any]]:
         return []
     entries = []
     for item in _split_top(str(text)):
+        # "gpu:(null):4(IDX:0-3)": a GRES without a type (sinfo and slurmrestd print it so).
+        item = _NULL_TYPE.sub("", item)
         head, _, tail = item.partition("(")
         extras = dict(_GRES_EXTRA.findall(tail.rstrip(")")))
         head = head.strip().replace("=", ":")
@@ -375,6 +397,10 @@ def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
         if "NodeName" not in pairs:
             continue
         reason = pairs.get("Reason")
+        used = pairs.get("GresUsed")
+        if used is None and "AllocTRES" in pairs:
+            # Without -d there is no GresUsed; AllocTRES names the GPUs in use (none: empty).
+            used = f"gpu:{_tres_gpus(pairs['AllocTRES']) or 0}"
         nodes.append(
             _node(
                 name=pairs["NodeName"],
@@ -382,7 +408,7 @@ def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
                 reason=_REASON_STAMP.sub("", reason) if reason else None,
                 partitions=(pairs.get("Partitions") or "").split(","),
                 gres=pairs.get("Gres"),
-                gres_used=pairs.get("GresUsed"),
+                gres_used=used,
                 cpus=pairs.get("CPUTot"),
                 memory=pairs.get("RealMemory"),
             )
@@ -523,7 +549,15 @@ def facts_from_cli(outputs: dict[str, str]) -> dict[str, Any]:
         sources.append("scontrol")
         for node in nodes:
             other = sinfo.get(node["name"])
-            if other and node["gpus_used"] is None:
+            # sinfo's GresUsed names types and indexes: it beats a count read from AllocTRES.
+            counted_only = all(
+                e["indexes"] is None and e["type"] is None for e in node["gres_used"]
+            )
+            if (
+                other
+                and other["gpus_used"] is not None
+                and (node["gpus_used"] is None or counted_only)
+            ):
                 node["gres_used"], node["gpus_used"] = other["gres_used"], other["gpus_used"]
                 sources.append("sinfo")
     elif sinfo:
@@ -871,7 +905,9 @@ def _result(
     }
 
 
-def _submit_body(version: str, gpus: int, partition: str | None) -> dict[str, Any]:
+def _submit_body(
+    version: str, gpus: int, partition: str | None, gpu_type: str | None = None
+) -> dict[str, Any]:
     script = "#!/bin/sh\ntrue\n"
     job: dict[str, Any] = {
         "name": "workbench-over-quota",
@@ -879,13 +915,35 @@ def _submit_body(version: str, gpus: int, partition: str | None) -> dict[str, An
         "standard_output": "/dev/null",
         "standard_error": "/dev/null",
     }
+    asked = f"gpu:{gpu_type}:{gpus}" if gpu_type else f"gpu:{gpus}"
     if _version_key(version) <= (0, 0, 38):
-        job.update(gres=f"gpu:{gpus}", environment={"PATH": "/bin:/usr/bin"})
+        job.update(gres=asked, environment={"PATH": "/bin:/usr/bin"})
     else:  # v0.0.39+ (from Slurm's OpenAPI documentation; not measured here)
-        job.update(tres_per_node=f"gres/gpu:{gpus}", environment=["PATH=/bin:/usr/bin"])
+        job.update(tres_per_node=f"gres/{asked}", environment=["PATH=/bin:/usr/bin"])
     if partition:
         job["partition"] = partition
     return {"job": job, "script": script}
+
+
+def oversized_request(
+    nodes: list[dict[str, Any]], partition: str | None = None
+) -> tuple[int, str | None] | None:
+    """(GPUs, GPU type or None) one more than the largest node has; None without GPU nodes.
+
+    The type is named when the largest node's GPUs are all of one type, so that sites which
+    refuse an untyped request weigh the count instead of the form.
+    """
+    candidates = [
+        n for n in nodes if n["gpus_total"] and (partition is None or partition in n["partitions"])
+    ]
+    if not candidates:
+        return None
+    largest = max(candidates, key=lambda n: n["gpus_total"])
+    types = {e["type"] for e in largest["gres"] if e["name"] == "gpu"}
+    gpu_type = types.pop() if len(types) == 1 else None
+    if gpu_type is not None and not _GRES_TYPE.match(gpu_type):
+        gpu_type = None
+    return largest["gpus_total"] + 1, gpu_type
 
 
 def over_quota_rest(
@@ -903,23 +961,23 @@ def over_quota_rest(
     """
     rest = _Rest(target, resolve)
     version, _ = _discover(rest)
+    gpu_type = None
     if gpus is None:
         answer = rest.request("GET", f"/slurm/{version}/nodes")
         reason = rest.failure(answer, f"GET /slurm/{version}/nodes")
         nodes = [] if reason else [_rest_node(n) for n in answer.data.get("nodes") or []]
-        counts = [
-            n["gpus_total"] or 0 for n in nodes if partition is None or partition in n["partitions"]
-        ]
-        if reason or not counts:
+        # Without a GPU node, one GPU is already more than any node has.
+        sized = None if reason or not nodes else oversized_request(nodes, partition) or (1, None)
+        if sized is None:
             result = _result("error", reason or "no node to size the request from", None, 0.0)
             result["raw"] = rest.raw
             return result
-        gpus = max(counts) + 1
+        gpus, gpu_type = sized
     if gpus < 1:
         raise ConnectorError("gpus must be at least 1")
     started = time.monotonic()
     answer = rest.request(
-        "POST", f"/slurm/{version}/job/submit", _submit_body(version, gpus, partition)
+        "POST", f"/slurm/{version}/job/submit", _submit_body(version, gpus, partition, gpu_type)
     )
     seconds = time.monotonic() - started
     data = answer.data if isinstance(answer.data, dict) else {}
@@ -930,7 +988,10 @@ def over_quota_rest(
         result = _result("error", rest.failure(answer, "POST job/submit"), None, seconds)
     else:
         errors, codes = answer.errors(), answer.error_codes()
-        if any(2000 <= c < 3000 for c in codes) or (not codes and _is_refusal(errors)):
+        if _form_refusal([errors]):
+            reason = "refused for the way the request is written, not for the GPU count: "
+            result = _result("error", reason + errors[:400], None, seconds)
+        elif any(2000 <= c < 3000 for c in codes) or (not codes and _is_refusal(errors)):
             result = _result("refused", errors, None, seconds)
         else:
             result = _result("error", rest.failure(answer, "POST job/submit"), None, seconds)
@@ -957,17 +1018,22 @@ def _accepted_rest(rest: _Rest, version: str, job_id: int, seconds: float) -> di
     return result
 
 
-def over_quota_command(gpus: int, *, partition: str | None = None) -> str:
-    """The sbatch line for the SSH variant: a real submit of `true` asking for `gpus` GPUs."""
+def over_quota_command(
+    gpus: int, *, partition: str | None = None, gpu_type: str | None = None
+) -> str:
+    """The sbatch line for the SSH variant: a real submit of `true` asking for `gpus` GPUs
+    (of `gpu_type` when given: some sites refuse a GPU request without a type)."""
     if gpus < 1:
         raise ValueError("gpus must be at least 1")
+    if gpu_type is not None and not _GRES_TYPE.match(gpu_type):
+        raise ValueError("not a GRES type name")
     words = [
         "sbatch",
         "--parsable",
         "--job-name=workbench-over-quota",
         "--chdir=/tmp",
         "--output=/dev/null",
-        f"--gres=gpu:{int(gpus)}",
+        f"--gres=gpu:{gpu_type}:{int(gpus)}" if gpu_type else f"--gres=gpu:{int(gpus)}",
     ]
     if partition:
         words.append(f"--partition={partition}")
@@ -994,7 +1060,31 @@ def parse_over_quota_output(
     job_ids = [
         int(m.group(1)) for line in stdout.splitlines() if (m := _SUBMITTED.match(line.strip()))
     ]
-    if refused and _is_refusal(refused[-1]):
+    # What the submit command said before its verdict: a site's job_submit plugin explains a
+    # refusal there ("You must always specify a type when requesting gpu GRES") and the
+    # verdict itself may only say "Unspecified error".
+    said = [
+        m.group(1).strip()
+        for line in lines
+        if (m := _TOOL_ERROR.search(line)) and not _SUBMIT_REFUSED.search(line)
+    ]
+    if refused and _form_refusal([*said, refused[-1]]):
+        result = _result(
+            "error",
+            "refused for the way the request is written, not for the GPU count: "
+            + "; ".join([*said[-2:], refused[-1]])[:400],
+            None,
+            seconds,
+        )
+    elif refused and said and not _is_refusal(refused[-1]):
+        result = _result(
+            "error",
+            "refused by the site's submit rules, not for the GPU count: "
+            + "; ".join([*said[-2:], refused[-1]])[:400],
+            None,
+            seconds,
+        )
+    elif refused and _is_refusal(refused[-1]):
         result = _result("refused", refused[-1], None, seconds)
     elif exit_code == 0 and job_ids:
         result = _result("accepted", None, job_ids[-1], seconds)

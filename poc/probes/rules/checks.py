@@ -767,6 +767,10 @@ def _controlled_failure_clean(
         measured += _(" (after %(s)s s)") % {"s": _number(round(seconds, 1))}
     if scenario.get("clean"):
         return _passed(measured)
+    if state == "error":
+        # The scenario could not be put to the scheduler (the probe lacked a permission, the
+        # site refused the form of the request): nothing was learnt about the shortage.
+        return _unable(reason or _("the scenario did not run on this cluster"))
     return _failed(
         measured,
         _("the request was not refused or left pending with a reason in time (%(state)s)")

@@ -601,3 +601,25 @@ def test_host_to_device_gbps_at_least() -> None:
     assert passed["check"] == "Host-to-device bandwidth ≥ 50 GB/s"
     assert failed["status"] == "failed" and failed["detail"] == "GPU 0: 55.4 GB/s"
     assert unable["status"] == "unable"
+
+
+@pytest.mark.parametrize(
+    ("scenario", "status"),
+    [
+        ({"state": "refused", "clean": True, "reason": "Requested node configuration"}, "passed"),
+        ({"state": "accepted", "clean": False, "reason": None}, "failed"),
+        ({"state": "pending", "clean": False, "reason": "no reason in time"}, "failed"),
+        # The scheduler never weighed the count (a permission missing, the site refused the
+        # form of the request): nothing was learnt, so it is not a failure of the platform.
+        ({"state": "error", "clean": False, "reason": "refused for the way..."}, "unable"),
+    ],
+)
+def test_controlled_failure_outcomes(scenario: dict[str, Any], status: str) -> None:
+    cluster = {
+        "format": "workbench-slurm-facts/1",
+        "controlled_failures": {"scenarios": [{"name": "more_gpus_than_any_node", **scenario}]},
+    }
+    outcome = run_check(
+        "controlled_failure_clean", {"scenario": "more_gpus_than_any_node"}, [], cluster=cluster
+    )
+    assert outcome["status"] == status, outcome

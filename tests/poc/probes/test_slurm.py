@@ -27,6 +27,7 @@ from poc.probes.connectors.slurm import (
     facts_from_cli,
     over_quota_command,
     over_quota_rest,
+    oversized_request,
     parse_gres,
     parse_over_quota_output,
     parse_scontrol_nodes,
@@ -420,6 +421,14 @@ def test_recorded_sbatch_rejection_parses_as_refused() -> None:
             "",
             "sbatch: error: Batch job submission failed: Invalid generic resource (gres) "
             "specification\n",
+            "error",  # the form of the request was refused: the GPU count was never weighed
+            None,
+        ),
+        (
+            1,
+            "",
+            "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
+            "(job submit limit, user's size and/or time limits)\n",
             "refused",
             None,
         ),
@@ -475,6 +484,9 @@ def test_over_quota_command_quotes_the_partition() -> None:
         ("gpu:tesla", [("gpu", "tesla", 1, None)]),  # no count: one, as Slurm reads it
         ("gpu:h100:no_consume:4", [("gpu", "h100", 4, None)]),
         ("mps:1K", [("mps", None, 1024, None)]),
+        # sinfo --json and slurmrestd print an untyped GRES with a "(null)" type.
+        ("gpu:(null):4(IDX:0-3)", [("gpu", None, 4, "0-3")]),
+        ("gpu:(null):4", [("gpu", None, 4, None)]),
         ("(null)", []),
         ("", []),
         (None, []),
@@ -559,3 +571,60 @@ def test_cli_facts_from_documented_output_and_missing_commands() -> None:
     [sinfo_node] = parse_sinfo_nodes(sinfo)
     assert sinfo_node["partitions"] == ["gpu", "debug"]
     json.dumps(facts)
+
+
+def test_a_site_that_demands_a_gpu_type_is_not_a_clean_refusal() -> None:
+    """A job_submit plugin refuses any GPU request without a type; the verdict line says only
+    "Unspecified error". The site's own message is kept, and the scenario did not run."""
+    stderr = (
+        "sbatch: error: You must always specify a type when requesting gpu GRES\n"
+        "sbatch: error: Batch job submission failed: Unspecified error\n"
+    )
+    result = parse_over_quota_output(1, "", stderr)
+    assert (result["state"], result["clean"]) == ("error", False)
+    assert "You must always specify a type" in result["reason"]
+    assert "not for the GPU count" in result["reason"]
+
+
+def test_a_site_plugin_refusal_keeps_the_sites_words() -> None:
+    stderr = (
+        "sbatch: error: !!! slurm_job_submit ERROR: job to a gpu partition without a GPU "
+        "account.\nsbatch: error: Batch job submission failed: Unspecified error\n"
+    )
+    result = parse_over_quota_output(1, "", stderr)
+    assert result["state"] == "error" and "without a GPU account" in result["reason"]
+
+
+def test_a_gres_syntax_refusal_names_the_sites_hint() -> None:
+    stderr = (
+        "sbatch: error: Gres format wrong, specify --gres=gpu:TYPE:NUM\n"
+        "sbatch: error: Batch job submission failed: Invalid generic resource (gres) "
+        "specification\n"
+    )
+    result = parse_over_quota_output(1, "", stderr)
+    assert result["state"] == "error" and "specify --gres=gpu:TYPE:NUM" in result["reason"]
+
+
+def test_the_oversized_request_names_the_gpu_type_of_the_largest_node() -> None:
+    nodes = parse_scontrol_nodes(DOCUMENTED_NODES)
+    assert oversized_request(nodes) == (5, "h100")
+    assert over_quota_command(5, gpu_type="h100").count("--gres=gpu:h100:5") == 1
+    mixed = parse_scontrol_nodes(
+        "NodeName=n1 Gres=gpu:a100:2,gpu:v100:2 State=IDLE Partitions=gpu\n"
+    )
+    assert oversized_request(mixed) == (5, None)  # two types: ask without one
+    assert oversized_request(parse_scontrol_nodes("NodeName=c1 Gres=(null) State=IDLE\n")) is None
+    with pytest.raises(ValueError):
+        over_quota_command(3, gpu_type="a100; reboot")
+
+
+def test_gpus_in_use_from_alloctres_without_gresused() -> None:
+    """`scontrol show node -o` without -d prints no GresUsed; AllocTRES still counts GPUs."""
+    busy, idle = parse_scontrol_nodes(
+        "NodeName=g1 Gres=gpu:l40s:4 State=MIXED Partitions=gpu "
+        "CfgTRES=cpu=32,gres/gpu=4 AllocTRES=cpu=4,gres/gpu=2,gres/gpu:l40s=2\n"
+        "NodeName=g2 Gres=gpu:l40s:4 State=IDLE Partitions=gpu CfgTRES=cpu=32,gres/gpu=4 "
+        "AllocTRES= \n"
+    )
+    assert (busy["gpus_total"], busy["gpus_used"]) == (4, 2)
+    assert (idle["gpus_total"], idle["gpus_used"]) == (4, 0)
