@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -51,6 +52,7 @@ GPU = "nvidia.com/gpu"
 GPU_SHARED = "nvidia.com/gpu.shared"
 QUOTA_GPU = "requests.nvidia.com/gpu"
 DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
+VOLCANO_BEFORE_1 = "scheduling.incubator.k8s.io"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # never pulled: the pods must not be scheduled
 
 Resolve = Callable[[str, int], str]
@@ -58,13 +60,22 @@ Resolve = Callable[[str, int], str]
 # GPU Operator operands, by DaemonSet name prefix (longest first, so nvidia-dcgm-exporter is not
 # taken for nvidia-dcgm).
 OPERANDS = (
+    "nvidia-sandbox-device-plugin-daemonset",
+    "nvidia-device-plugin-mps-control-daemon",
     "nvidia-container-toolkit-daemonset",
+    "nvidia-vgpu-manager-daemonset",
     "nvidia-device-plugin-daemonset",
+    "nvidia-vgpu-device-manager",
     "nvidia-operator-validator",
+    "nvidia-sandbox-validator",
     "nvidia-driver-daemonset",
     "gpu-feature-discovery",
     "nvidia-dcgm-exporter",
+    "nvidia-vfio-manager",
+    "nvidia-kata-manager",
     "nvidia-mig-manager",
+    "nvidia-cc-manager",
+    "nvidia-dcgm",  # the standalone host engine of older releases
 )
 
 DCGM_PORT = 9400
@@ -532,15 +543,50 @@ def _dig(data: Any, *keys: str) -> Any:
     return data
 
 
+_QUANTITY = re.compile(
+    r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][-+]?\d{1,3})|([a-zA-Z]{0,2}))\s*"
+)
+_SUFFIXES: dict[str, Decimal] = {
+    "": Decimal(1),
+    "m": Decimal("0.001"),
+    "k": Decimal(10**3),
+    "M": Decimal(10**6),
+    "G": Decimal(10**9),
+    "T": Decimal(10**12),
+    "P": Decimal(10**15),
+    "E": Decimal(10**18),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+
+
 def _int(value: Any) -> int | None:
-    """An integer from a label or quantity string ("2", "0"); None when it is not one."""
+    """A whole number from a label or a Kubernetes quantity ("2", "2k", "1Ki", "1000m", "1e3");
+    None when it is not one (a fraction such as "500m" included)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+\s*", value):
-        return int(value)
-    return None
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    match = _QUANTITY.fullmatch(value)
+    if match is None:
+        return None
+    number, exponent, suffix = match.groups()
+    factor = _SUFFIXES.get(suffix or "")
+    if factor is None:
+        return None
+    try:
+        amount = Decimal(number + (exponent or "")) * factor
+    except (InvalidOperation, ValueError):
+        return None
+    if amount != amount.to_integral_value() or abs(amount) > 2**63:
+        return None
+    return int(amount)
 
 
 def _bool(value: Any) -> bool | None:
@@ -773,6 +819,18 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
             count = advertised // replicas
         else:
             count = advertised
+        if mig_total and capacity:
+            # Mixed strategy with some GPUs split: nvidia.com/gpu counts the whole ones only.
+            if labelled is not None and labelled > capacity:
+                warnings.append(
+                    f"{labelled - capacity} of {labelled} GPUs are in MIG mode ({mig_total} MIG "
+                    "devices advertised); the node object does not say which"
+                )
+            elif labelled is None:
+                warnings.append(
+                    f"the node also advertises {mig_total} MIG devices of GPUs in MIG mode, "
+                    "which are not counted here (no gpu.count label)"
+                )
         if sharing:
             warnings.append(f"time-slicing: each GPU is advertised {replicas} times")
     else:
@@ -861,6 +919,10 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     namespace = namespace or DEFAULT_OPERATOR_NAMESPACE
     operator["namespace"] = namespace
     operands = _operand_daemonsets(api, namespace, result)
+    found_in = sorted({d["namespace"] for d in operands if d.get("namespace")})
+    if found_in and namespace not in found_in:
+        # Older operators (v1.x) name no namespace and run operands in gpu-operator-resources.
+        operator["namespace"] = found_in[0]
     operator["operands"] = operands
     not_ready = [d["name"] for d in operands if d["state"] != "ready"]
     operator["operands_not_ready"] = not_ready
@@ -1043,6 +1105,8 @@ def _merge_dcgm(nodes: list[NodeFacts], gpus: list[dict[str, Any]]) -> None:
             continue
         metrics = sample["metrics"]
         gpu["uuid"] = gpu["uuid"] or sample["uuid"]
+        if node["driver_version"] is None and sample.get("driver_version"):
+            node["driver_version"] = str(sample["driver_version"])
         for metric, key in _DCGM_TO_GPU.items():
             if metric in metrics:
                 gpu[key] = float(metrics[metric])  # type: ignore[literal-required]
@@ -1068,6 +1132,12 @@ def _merge_dcgm(nodes: list[NodeFacts], gpus: list[dict[str, Any]]) -> None:
 def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
     group = "scheduling.volcano.sh"
     listing = groups.list(api, group, "queues", "Volcano queues", result)
+    if listing.state == "missing" and groups.versions and VOLCANO_BEFORE_1 in groups.versions:
+        # Volcano before 1.0 (and kube-batch) served its objects in the incubator group.
+        group = VOLCANO_BEFORE_1
+        listing = groups.list(api, group, "queues", "Volcano queues", result)
+        if listing.state == "missing":
+            listing = _Listing("ok", [], version=groups.versions[group][0])
     queues = [
         {
             "name": _dig(q, "metadata", "name"),
@@ -1141,7 +1211,10 @@ def _read_kai_runai(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
             }
         )
     result["kai"] = {"version": listing.version or None, "queues": queues}
-    limited = [q["name"] for q in queues if (q["gpu"]["limit"] or -1) >= 0]
+    # KAI reads a limit of -1 as none; 0 is a limit (no GPUs at all).
+    limited = [
+        q["name"] for q in queues if q["gpu"]["limit"] is not None and q["gpu"]["limit"] >= 0
+    ]
     detail = f"{len(queues)} queues" + (f", GPU limit on {', '.join(limited)}" if limited else "")
     _product(result, "kai", "NVIDIA KAI Scheduler", listing, "installed", detail)
 
@@ -1172,6 +1245,28 @@ def _runai_object(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _component_states(components: Any) -> dict[str, str | None]:
+    """Each component's managementState; v3 nests parts of a component one level down
+    ("dashboard" > "standard"), read as "dashboard/standard"."""
+    states: dict[str, str | None] = {}
+    if not isinstance(components, dict):
+        return states
+    for name, component in components.items():
+        if not isinstance(component, dict):
+            states[str(name)] = None
+            continue
+        own = component.get("managementState")
+        parts = {
+            f"{name}/{part}": str(value["managementState"])
+            for part, value in component.items()
+            if isinstance(value, dict) and isinstance(value.get("managementState"), str)
+        }
+        if isinstance(own, str) or not parts:
+            states[str(name)] = own if isinstance(own, str) else None
+        states.update(parts)
+    return states
+
+
 def _read_openshift_ai(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
     listing = groups.list(
         api,
@@ -1194,10 +1289,7 @@ def _read_openshift_ai(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
                 "phase": phase,
                 "phase_reported": _dig(item, "status", "phase") is not None,
                 "release": _dig(item, "status", "release"),
-                "components": {
-                    str(name): (c or {}).get("managementState") if isinstance(c, dict) else None
-                    for name, c in components.items()
-                },
+                "components": _component_states(components),
                 "conditions": conditions,
             }
         )
@@ -1235,7 +1327,8 @@ def _read_quotas(api: _Api, result: dict[str, Any]) -> None:
     for item in listing.items:
         hard = _dig(item, "spec", "hard") or {}
         used = _dig(item, "status", "used") or {}
-        keys = sorted(k for k in hard if "nvidia.com/" in k)
+        # "requests.alpha.kubernetes.io/nvidia-gpu" is the spelling of Kubernetes 1.6-1.9.
+        keys = sorted(k for k in hard if "nvidia.com/" in k or k.endswith("/nvidia-gpu"))
         if keys:
             result["quotas"].append(
                 {

@@ -17,6 +17,7 @@ import yaml
 from poc.probes.connectors import kubernetes as k
 from poc.probes.connectors.kubernetes import ConnectorError, KubeTarget
 from tests.fakes.k8s_api import (
+    OPERAND_DAEMONSETS,
     FakeKubeApi,
     cluster_policy,
     dcgm_metrics,
@@ -442,7 +443,7 @@ def test_gpu_operator_ready(kube: FakeKubeApi) -> None:
     assert "ready 7/7" in entry["detail"]
     operator = result["gpu_operator"]
     assert operator["namespace"] == "gpu-operator" and operator["operands_not_ready"] == []
-    assert {d["operand"] for d in operator["operands"]} == set(k.OPERANDS)
+    assert {d["operand"] for d in operator["operands"]} == set(OPERAND_DAEMONSETS)
     assert [p["name"] for p in operator["cluster_policies"]] == ["cluster-policy"]
 
 
@@ -878,3 +879,167 @@ def test_the_documented_role_allows_the_controlled_failure(kube: FakeKubeApi) ->
     ]
     assert refused == []
     assert not allowed(rbac_rules("ClusterRole"), "POST", f"/apis/batch/v1/namespaces/{NS}/jobs")
+
+
+# --- shapes met on real clusters beyond the shared fixtures ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("2", 2),
+        ("2k", 2000),  # an API server returns 2000 in canonical form as "2k"
+        ("1Ki", 1024),
+        ("3Mi", 3 * 2**20),
+        ("1000m", 1),
+        ("500m", None),  # half a GPU is not a whole number
+        ("1e3", 1000),
+        ("-1", -1),
+        ("abc", None),
+        ("", None),
+        ("2kk", None),
+    ],
+)
+def test_quantities_in_canonical_form(text: str, number: int | None) -> None:
+    assert k._int(text) == number
+
+
+def test_a_kai_queue_limited_to_no_gpu_is_limited(kube: FakeKubeApi) -> None:
+    """KAI reads a limit of -1 as none and 0 as no GPU at all."""
+    kube.add_fixture("schedulers/kai-limited-queue-gpu-quota1-limit1.yaml")
+    kube.add(
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": "no-gpu"},
+            "spec": {
+                "parentQueue": "default",
+                "resources": {
+                    "gpu": {"quota": 0, "limit": 0, "overQuotaWeight": 1},
+                    "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+                    "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+                },
+            },
+        }
+    )
+    detail = product(probe(kube), "kai")["detail"]
+    assert "GPU limit on" in detail and "no-gpu" in detail and "default" not in detail
+
+
+def test_datasciencecluster_v3_nested_component_states(kube: FakeKubeApi) -> None:
+    """v3 nests parts of a component ("dashboard" > "standard"), as the operator's v3 sample."""
+    kube.add(
+        {
+            "apiVersion": "datasciencecluster.opendatahub.io/v3",
+            "kind": "DataScienceCluster",
+            "metadata": {"name": "default-dsc"},
+            "spec": {
+                "components": {
+                    "dashboard": {
+                        "standard": {"managementState": "Managed"},
+                        "maasPortal": {"managementState": "Removed"},
+                    },
+                    "kserve": {"managementState": "Managed", "nim": {"managementState": "Removed"}},
+                    "data": {"featureStore": {"managementState": "Managed"}},
+                    "kueue": {"managementState": "Removed"},
+                }
+            },
+        }
+    )
+    result = probe(kube)
+    (cluster,) = result["openshift_ai"]["clusters"]
+    assert cluster["components"] == {
+        "dashboard/standard": "Managed",
+        "dashboard/maasPortal": "Removed",
+        "kserve": "Managed",
+        "kserve/nim": "Removed",
+        "data/featureStore": "Managed",
+        "kueue": "Removed",
+    }
+    detail = product(result, "openshift-ai")["detail"]
+    assert "dashboard/standard" in detail and "data/featureStore" in detail
+
+
+def _partly_split_node(count_label: str | None) -> dict[str, Any]:
+    """Eight GPUs, one split into MIG devices under the mixed strategy: nvidia.com/gpu counts the
+    seven whole ones (built from the device plugin's documented resource names)."""
+    node = h100_node("h20-node")
+    labels = node["metadata"]["labels"]
+    labels["nvidia.com/mig.strategy"] = "mixed"
+    labels.pop("nvidia.com/gpu.count", None)
+    if count_label is not None:
+        labels["nvidia.com/gpu.count"] = count_label
+    for part in ("capacity", "allocatable"):
+        node["status"][part].update(
+            {"nvidia.com/gpu": "7", "nvidia.com/mig-1g.12gb": "2", "nvidia.com/mig-3g.48gb": "1"}
+        )
+    return node
+
+
+def test_a_partly_split_node_says_its_mig_gpus_are_not_told_apart(kube: FakeKubeApi) -> None:
+    kube.add(_partly_split_node("8"))
+    doc = gpu_node(probe(kube), "h20-node")
+    assert len(doc["gpus"]) == 8
+    assert any("1 of 8 GPUs are in MIG mode (3 MIG devices" in w for w in doc["warnings"])
+
+
+def test_a_partly_split_node_without_a_count_says_what_it_leaves_out(kube: FakeKubeApi) -> None:
+    kube.add(_partly_split_node(None))
+    doc = gpu_node(probe(kube), "h20-node")
+    assert len(doc["gpus"]) == 7
+    assert any("3 MIG devices" in w and "not counted" in w for w in doc["warnings"])
+
+
+def test_dcgm_gives_the_driver_version_a_node_has_no_label_for(kube: FakeKubeApi) -> None:
+    node = fixture("node-2x-tesla-t4.yaml")[0]
+    labels = node["metadata"]["labels"]
+    for key in [name for name in labels if "cuda.driver" in name]:
+        del labels[key]
+    kube.add(node, cluster_policy(), dcgm_service())
+    text = dcgm_metrics().replace("nvidia-dcgm-exporter-s228n", "qa-mig-worker-gpu-1")
+    kube.proxy("gpu-operator", "nvidia-dcgm-exporter:gpu-metrics", text)
+    assert gpu_node(probe(kube), "qa-mig-worker-gpu-1")["driver_version"] == "525.60.13"
+
+
+def test_more_operands_count_and_a_legacy_operator_namespace_is_found(kube: FakeKubeApi) -> None:
+    """Operator v1.x names no namespace and runs its operands in gpu-operator-resources; newer
+    releases add the MPS control daemon, whose readiness counts too."""
+    policy = cluster_policy()
+    del policy["status"]["namespace"]
+    mps = operand_daemonsets(namespace="gpu-operator-resources")[0]
+    mps = {
+        **mps,
+        "metadata": {**mps["metadata"], "name": "nvidia-device-plugin-mps-control-daemon"},
+    }
+    mps["status"] = {**mps["status"], "numberReady": 0}
+    kube.add(policy, *operand_daemonsets(namespace="gpu-operator-resources"), mps)
+    operator = probe(kube)["gpu_operator"]
+    assert operator["namespace"] == "gpu-operator-resources"
+    assert operator["operands_not_ready"] == ["nvidia-device-plugin-mps-control-daemon"]
+
+
+def test_a_quota_in_the_old_spelling_is_kept(kube: FakeKubeApi) -> None:
+    kube.add(
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "gpu", "namespace": "team-a"},
+            "spec": {"hard": {"requests.alpha.kubernetes.io/nvidia-gpu": "4"}},
+            "status": {"used": {"requests.alpha.kubernetes.io/nvidia-gpu": "1"}},
+        }
+    )
+    (quota,) = probe(kube)["quotas"]
+    assert quota["hard"] == {"requests.alpha.kubernetes.io/nvidia-gpu": 4}
+    assert quota["used"] == {"requests.alpha.kubernetes.io/nvidia-gpu": 1}
+
+
+def test_volcano_before_1_0_is_read_from_the_incubator_group(kube: FakeKubeApi) -> None:
+    """Volcano 0.x served its PodGroups under scheduling.incubator.k8s.io/v1alpha1."""
+    old = unschedulable_podgroup()
+    old["apiVersion"] = "scheduling.incubator.k8s.io/v1alpha1"
+    kube.add(old)
+    result = probe(kube)
+    entry = product(result, "volcano")
+    assert entry["present"] is True, entry
+    assert [pg["name"] for pg in result["volcano"]["podgroups"]] == ["test"]
+    assert "1 unschedulable" in entry["detail"]
