@@ -864,6 +864,7 @@ def test_the_documented_clusterrole_allows_every_read(kube: FakeKubeApi) -> None
     ]
     assert refused == []
     assert all(r["method"] == "GET" for r in kube.requests)  # the probe only reads
+    assert allowed(rules, "GET", "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups")
     assert not allowed(rules, "GET", "/api/v1/namespaces/x/secrets")
     assert not allowed(rules, "GET", "/api/v1/namespaces/x/services/other:80/proxy/metrics")
 
