@@ -140,10 +140,16 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
     samples: list[tuple[int, float]] = []
     original = services._store_read_node
 
+    snapshots: list[object] = []
+
     def watched(run_row, collected, node):  # type: ignore[no-untyped-def]
         original(run_row, collected, node)
         if collected.position in (50, 100, 200, 300, 400, 500):
             samples.append((collected.position, rss_mb()))
+        if os.environ.get("BENCH_TRACE") and collected.position in (100, 450):
+            import tracemalloc
+
+            snapshots.append(tracemalloc.take_snapshot())
 
     services._store_read_node = watched  # type: ignore[assignment]
     if os.environ.get("BENCH_TRACE"):
@@ -162,6 +168,10 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
 
         for stat in tracemalloc.take_snapshot().statistics("lineno")[:8]:
             print("  ", stat)
+        if len(snapshots) == 2:
+            print("  live allocations that grew from node 100 to node 450:")
+            for diff in snapshots[1].compare_to(snapshots[0], "lineno")[:8]:  # type: ignore[attr-defined]
+                print("  ", diff)
     run = ProbeRun.objects.get(pk=run.pk)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"one cluster run over {len(targets)} SSH nodes, 8 at a time, stored node by node")

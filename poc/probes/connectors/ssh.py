@@ -296,18 +296,19 @@ async def _probe_all(
 ) -> None:
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
-    async def one(node: SshNode) -> NodeResult | None:
+    async def one(node: SshNode) -> None:
+        # The result is handed on here, not returned: a finished task keeps what it returns
+        # until the run ends, and a run of many nodes would hold every node's raw outputs.
         async with semaphore:
             if should_stop():
-                return None
-            return await probe_node(node, commands)
+                return
+            result = await probe_node(node, commands)
+        on_result(result)
 
     tasks = [asyncio.ensure_future(one(node)) for node in nodes]
     try:
         for finished in asyncio.as_completed(tasks):
-            result = await finished
-            if result is not None:
-                on_result(result)
+            await finished
             if should_stop():
                 break
     finally:
