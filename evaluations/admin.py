@@ -34,12 +34,29 @@ class CandidateAdmin(admin.ModelAdmin):
 
 @admin.register(ProjectEvent)
 class ProjectEventAdmin(admin.ModelAdmin):
-    list_display = ["project", "at", "actor", "verb", "subject"]
-    list_select_related = ["project", "actor"]
-    readonly_fields = ["project", "actor", "at", "verb", "subject", "before", "after"]
+    list_display = ["project", "seq", "at", "actor_name", "verb", "subject"]
+    list_select_related = ["project"]
+    readonly_fields = [
+        "project",
+        "seq",
+        "actor",
+        "actor_name",
+        "at",
+        "verb",
+        "subject",
+        "before",
+        "after",
+        "prev_hash",
+        "hash",
+    ]
 
+    # The history is a hash chain (evaluations.audit): nothing here may add, change or remove
+    # an entry; only the services append.
     def has_add_permission(self, request: object) -> bool:
         return False
 
     def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: object, obj: object = None) -> bool:
         return False

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
@@ -287,24 +288,54 @@ class Candidate(models.Model):
 
 
 class ProjectEvent(models.Model):
-    """An entry in a project's history: who changed what, when, with the values before/after."""
+    """An entry in a project's history: who changed what, when, with the values before/after.
+
+    Entries form a hash chain per project (evaluations.audit): each holds its position `seq`,
+    the hash of the entry before it and its own hash over its content, so that an entry edited
+    or deleted in the database is found by `manage.py verify_audit`. `actor_name` keeps who it
+    was as written then (the user may be deleted later; the chain must still verify)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor_name = models.CharField(max_length=200, blank=True)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
     verb = models.CharField(max_length=60)
     subject = models.CharField(max_length=255, blank=True)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    seq = models.PositiveBigIntegerField(null=True, blank=True)
+    prev_hash = models.CharField(max_length=64, blank=True)
+    hash = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["-at", "-pk"]
         verbose_name = _("project event")
+        constraints = [
+            models.UniqueConstraint(fields=["project", "seq"], name="project_event_seq_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.project}: {self.verb} {self.subject}"
+
+
+class AuditHead(models.Model):
+    """The newest entry of a project's history chain: its position and hash. Appending locks
+    this row, so entries get consecutive positions; `verify_audit` compares the chain's end with
+    it, so deleting the newest entries is found too."""
+
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, primary_key=True, related_name="audit_head"
+    )
+    seq = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        verbose_name = _("audit chain head")
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: {self.seq}"
 
 
 # --- acceptance suite --------------------------------------------------------------------

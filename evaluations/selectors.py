@@ -4,14 +4,16 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, F, Prefetch, QuerySet
 from django.http import Http404
 from django.utils.translation import gettext
 
+from evaluations.audit import Break, Entry, first_break
 from evaluations.models import (
     REQUIRED_SCENARIOS,
     AcceptanceAction,
     ActionKeyRename,
+    AuditHead,
     Candidate,
     Dimension,
     Membership,
@@ -167,6 +169,34 @@ def project_members(project: Project) -> QuerySet[Membership]:
 
 def project_events(project: Project, *, limit: int = 50) -> list[ProjectEvent]:
     return list(ProjectEvent.objects.filter(project=project).select_related("actor")[:limit])
+
+
+def audit_chain_break(project: Project) -> Break | None:
+    """The first broken link of the project's history chain, or None when it holds.
+
+    Entries are read in position order, a few thousand at a time, so a long history is checked
+    in bounded memory."""
+    head = AuditHead.objects.filter(project=project).values_list("seq", "hash").first()
+    head_seq, head_hash = head if head is not None else (0, "")
+    rows = (
+        ProjectEvent.objects.filter(project=project)
+        .order_by(F("seq").asc(nulls_first=True), "pk")
+        .values_list(
+            "pk",
+            "seq",
+            "at",
+            "actor_name",
+            "verb",
+            "subject",
+            "before",
+            "after",
+            "prev_hash",
+            "hash",
+        )
+        .iterator(chunk_size=2000)
+    )
+    entries = (Entry(*row) for row in rows)
+    return first_break(project.pk, entries, head_seq, head_hash)
 
 
 # --- acceptance suite --------------------------------------------------------------------
