@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
@@ -173,6 +175,32 @@ class SuiteFilterForm(forms.Form):
     team = forms.ChoiceField(
         label=_("Owning team"), choices=[("", _("All teams")), *OWNER_TEAMS], required=False
     )
+
+
+class HistoryFilterForm(forms.Form):
+    """Which history entries to show: a kind of change, who made it, between two days."""
+
+    kind = forms.ChoiceField(label=_("Kind of change"), required=False)
+    actor = forms.CharField(label=_("By"), max_length=150, required=False)
+    since = forms.DateField(
+        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args: Any, kinds: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        kind = self.fields["kind"]
+        assert isinstance(kind, forms.ChoiceField)
+        kind.choices = [("", _("All kinds")), *kinds]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        since, until = cleaned.get("since"), cleaned.get("until")
+        if since and until and since > until:
+            raise forms.ValidationError(_("The first day comes after the last one."))
+        return cleaned
 
 
 class TemplateApplyForm(forms.Form):

@@ -1,9 +1,11 @@
 """Reads shared by pages, API and commands; related rows are fetched here and nowhere else."""
 
 from dataclasses import dataclass, field
+from datetime import date
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, Prefetch, QuerySet
 from django.http import Http404
 from django.utils.translation import gettext
@@ -169,6 +171,41 @@ def project_members(project: Project) -> QuerySet[Membership]:
 
 def project_events(project: Project, *, limit: int = 50) -> list[ProjectEvent]:
     return list(ProjectEvent.objects.filter(project=project).select_related("actor")[:limit])
+
+
+HISTORY_PER_PAGE = 100
+
+
+def history_kinds(project: Project) -> list[str]:
+    """The verbs the project's history holds, for its filter."""
+    return sorted(
+        ProjectEvent.objects.filter(project=project)
+        .order_by()
+        .values_list("verb", flat=True)
+        .distinct()
+    )
+
+
+def project_history_page(
+    project: Project,
+    *,
+    verb: str = "",
+    actor: str = "",
+    since: date | None = None,
+    until: date | None = None,
+    page: str | int | None = None,
+) -> Page[ProjectEvent]:
+    """One page of the project's history, newest first, narrowed as asked."""
+    events = ProjectEvent.objects.filter(project=project).select_related("actor")
+    if verb:
+        events = events.filter(verb=verb)
+    if actor:
+        events = events.filter(actor_name__iexact=actor)
+    if since:
+        events = events.filter(at__date__gte=since)
+    if until:
+        events = events.filter(at__date__lte=until)
+    return Paginator(events.order_by("-at", "-pk"), HISTORY_PER_PAGE).get_page(page)
 
 
 def audit_chain_break(project: Project) -> Break | None:

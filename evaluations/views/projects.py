@@ -11,9 +11,11 @@ from evaluations.forms import (
     CandidateAddForm,
     CandidateMoveForm,
     FramingForm,
+    HistoryFilterForm,
     MemberAddForm,
     ProjectCreateForm,
 )
+from evaluations.history_labels import verb_label
 from evaluations.models import Membership
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -240,16 +242,32 @@ def member_remove(request: AuthedHttpRequest, slug: str, membership_id: int) -> 
 
 @login_required
 def project_history(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """The project's history, filterable by kind of change, person and days, a page at a time."""
     access = selectors.project_access(request.user, slug)
+    kinds = [(verb, verb_label(verb)) for verb in selectors.history_kinds(access.project)]
+    asked = {k: v for k, v in request.GET.items() if k != "page"}
+    form = HistoryFilterForm(asked or None, kinds=kinds)
+    narrowed = form.cleaned_data if form.is_bound and form.is_valid() else {}
+    events = selectors.project_history_page(
+        access.project,
+        verb=narrowed.get("kind") or "",
+        actor=(narrowed.get("actor") or "").strip(),
+        since=narrowed.get("since"),
+        until=narrowed.get("until"),
+        page=request.GET.get("page"),
+    )
     return render(
         request,
         "evaluations/project_history.html",
         {
             "access": access,
             "project": access.project,
-            "events": selectors.project_events(access.project, limit=500),
+            "form": form,
+            "events": events.object_list,
+            "events_page": events,
             "tab": "history",
         },
+        status=422 if form.is_bound and form.errors else 200,
     )
 
 
