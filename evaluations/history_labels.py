@@ -27,6 +27,8 @@ VERB_LABELS = {
     "action.updated": _("changed an acceptance action"),
     "action.renamed": _("renamed an acceptance action"),
     "action.deleted": _("deleted an acceptance action"),
+    "action.reordered": _("moved an acceptance action up or down"),
+    "requirement.reordered": _("moved a requirement up or down"),
     "template.applied": _("applied a template set"),
     "suite.imported": _("imported the acceptance suite"),
     "result.recorded": _("recorded a result"),

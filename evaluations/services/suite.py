@@ -314,7 +314,9 @@ def action_delete(*, action: AcceptanceAction, actor: User | None) -> None:
 
 
 @transaction.atomic
-def reorder(*, item: Requirement | AcceptanceAction, direction: str) -> None:
+def reorder(
+    *, item: Requirement | AcceptanceAction, direction: str, actor: User | None = None
+) -> None:
     """Swap an action (within its requirement) or a requirement (within its dimension)
     with its neighbour. Positions are renumbered first so gaps and ties never block a move."""
     scope_edit_guard(item.project_id)
@@ -340,6 +342,14 @@ def reorder(*, item: Requirement | AcceptanceAction, direction: str) -> None:
     for position, sibling in enumerate(siblings, start=1):
         if sibling.position != position:
             model.objects.filter(pk=sibling.pk).update(position=position)
+    is_action = isinstance(item, AcceptanceAction)
+    event_record(
+        project=item.project,
+        actor=actor,
+        verb="action.reordered" if is_action else "requirement.reordered",
+        subject=str(item.key if isinstance(item, AcceptanceAction) else item.feature),
+        after={"position": other + 1, "direction": direction},
+    )
 
 
 # --- templates ---------------------------------------------------------------------------

@@ -163,7 +163,7 @@ def _move(
     direction = request.POST.get("direction", "")
     if direction not in ("up", "down"):
         return HttpResponse(_("direction must be up or down"), status=400)
-    services.reorder(item=item, direction=direction)
+    services.reorder(item=item, direction=direction, actor=request.user)
     if isinstance(item, AcceptanceAction):
         return _requirement_response(request, access, item.requirement_id)
     if request.htmx:

@@ -10,6 +10,7 @@ from evaluations.models import (
     REQUIRED_SCENARIOS,
     AcceptanceAction,
     ActionKeyRename,
+    ProjectEvent,
     Requirement,
     TemplateAction,
     TemplateSet,
@@ -296,6 +297,9 @@ def test_reorder_actions(personas, login, requirement) -> None:
         == order
     )
     assert client.post(url, {"direction": "sideways"}).status_code == 400
+    # The move is in the history, by whom; the move past the top changed nothing and is not.
+    moves = ProjectEvent.objects.filter(project=personas["alpha"], verb="action.reordered")
+    assert [(e.actor_name, e.subject, e.after["position"]) for e in moves] == [("bob", "c", 2)]
 
 
 def test_filters(personas, login, requirement, templates) -> None:
