@@ -9,6 +9,7 @@ import pytest
 
 from poc.services import clusters as services
 from tests.fakes.k8s_api import FakeKubeApi
+from tests.fakes.web_page import html_page_server
 from tests.slurm_rig import SlurmRig, missing_binaries, slurm_rig
 
 pytestmark = pytest.mark.django_db
@@ -87,28 +88,9 @@ def test_a_metadata_address_is_refused_without_asking(gpu_suite) -> None:
 
 
 def test_a_web_page_is_not_a_kubernetes_api(gpu_suite) -> None:
-    import http.server
-    import threading
-
-    class Page(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            body = b"<html>welcome</html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        cluster = _kube_cluster(gpu_suite, f"http://127.0.0.1:{server.server_address[1]}")
+    with html_page_server(b"<html>welcome</html>") as url:
+        cluster = _kube_cluster(gpu_suite, url)
         (check,) = services.cluster_test_connection(cluster=cluster, actor=None)
-    finally:
-        server.shutdown()
     assert check.state == "unreachable"
     assert "not a Kubernetes API server" in check.message
 

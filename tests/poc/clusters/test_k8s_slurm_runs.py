@@ -12,6 +12,7 @@ from poc.models import ProbeNode, ProbeOutput, ResultCell
 from poc.probes.connectors import kubernetes as kube
 from poc.services import clusters as services
 from tests.fakes.k8s_api import FakeKubeApi, cluster_policy, gpu_quota, operand_daemonsets
+from tests.fakes.web_page import html_page_server
 from tests.slurm_rig import SlurmRig, missing_binaries, slurm_rig
 
 pytestmark = pytest.mark.django_db
@@ -194,39 +195,20 @@ def test_a_slurm_cluster_through_slurmrestd_refuses_the_oversized_job_for_real(
 
 
 def test_a_slurmrestd_answering_html_fails_with_a_readable_reason(gpu_suite) -> None:
-    import http.server
-    import threading
-
-    class Html(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            body = b"<html><body>Login required</body></html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with html_page_server() as url:
         cluster = services.cluster_save(
             project=gpu_suite["alpha"],
             data=services.ClusterData(
                 name="slurm",
                 kind="slurm_rest",
                 candidate=gpu_suite["volcano"],
-                api_url=f"http://127.0.0.1:{server.server_address[1]}",
+                api_url=url,
                 slurm_user="ops",
             ),
             secrets={"jwt": "header.payload.signature"},
             actor=None,
         )
         run = _run(cluster)
-    finally:
-        server.shutdown()
     assert run.status == "failed"
     assert "text/html" in run.error and "header.payload.signature" not in run.error
 
