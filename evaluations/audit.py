@@ -1,9 +1,11 @@
 """The project history as a tamper-evident chain: what an entry's hash covers, and checking it.
 
-Each entry's hash is SHA-256 over a canonical JSON array of its content (project id, position,
-time in UTC, actor name, verb, subject, before, after) and the hash of the entry before it
-(empty for the first). Values are stored as they read back from the database (JSON
-round-tripped), so the hash computed on writing is the one computed on checking.
+Each entry's hash is SHA-256 over a canonical JSON array of its content (position, time in UTC,
+actor name, verb, subject, before, after) and the hash of the entry before it (empty for the
+first). Row ids are left out, so that a project restored from an archive into another database
+keeps a chain that verifies; an entry moved to another project breaks its links there. Values
+are stored as they read back from the database (JSON round-tripped), so the hash computed on
+writing is the one computed on checking.
 """
 
 import hashlib
@@ -25,7 +27,6 @@ def normalised(value: Any) -> Any:
 
 def entry_hash(
     *,
-    project_id: int,
     seq: int,
     at: datetime,
     actor_name: str,
@@ -36,7 +37,7 @@ def entry_hash(
     prev_hash: str,
 ) -> str:
     moment = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    payload = [project_id, seq, moment, actor_name, verb, subject, before, after, prev_hash]
+    payload = [seq, moment, actor_name, verb, subject, before, after, prev_hash]
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -66,9 +67,7 @@ class Break:
     problem: str
 
 
-def first_break(
-    project_id: int, entries: Iterator[Entry], head_seq: int, head_hash: str
-) -> Break | None:
+def first_break(entries: Iterator[Entry], head_seq: int, head_hash: str) -> Break | None:
     """The first place where the chain (entries in position order) does not hold, or None."""
     expected_seq = 1
     previous = ""
@@ -85,7 +84,6 @@ def first_break(
         if entry.prev_hash != previous:
             return Break(entry.seq, entry.pk, "it does not link to the entry before it")
         computed = entry_hash(
-            project_id=project_id,
             seq=entry.seq,
             at=entry.at,
             actor_name=entry.actor_name,

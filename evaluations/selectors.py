@@ -233,7 +233,7 @@ def audit_chain_break(project: Project) -> Break | None:
         .iterator(chunk_size=2000)
     )
     entries = (Entry(*row) for row in rows)
-    return first_break(project.pk, entries, head_seq, head_hash)
+    return first_break(entries, head_seq, head_hash)
 
 
 # --- acceptance suite --------------------------------------------------------------------

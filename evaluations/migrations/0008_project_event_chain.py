@@ -24,7 +24,6 @@ def chain_existing(apps, schema_editor):
             event.before, event.after = normalised(event.before), normalised(event.after)
             event.prev_hash = previous
             event.hash = entry_hash(
-                project_id=project_id,
                 seq=seq,
                 at=event.at,
                 actor_name=event.actor_name,

@@ -43,7 +43,6 @@ def event_record(
         seq = head.seq + 1
         at = timezone.now()
         digest = entry_hash(
-            project_id=project.pk,
             seq=seq,
             at=at,
             actor_name=actor_name,

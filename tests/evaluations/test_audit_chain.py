@@ -58,7 +58,6 @@ def test_an_entry_rewritten_with_a_fresh_hash_breaks_the_next_link() -> None:
     events = _history(project)
     target = events[1]
     forged = entry_hash(
-        project_id=project.pk,
         seq=2,
         at=target.at,
         actor_name=target.actor_name,
