@@ -1,0 +1,227 @@
+"""Backup and restore: a project written to one archive and restored after its rows and files
+are gone comes back whole (result history, evidence and its hashes, probe outputs, sealed
+sheets that still verify, the history chain, tokens that still work); a damaged archive or a
+clash restores nothing."""
+
+import io
+import json
+import shutil
+import zipfile
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.core.management import CommandError, call_command
+from django.db import connection
+from rest_framework.test import APIClient
+
+from evaluations.models import AuditHead, Project, ProjectEvent
+from evaluations.selectors import audit_chain_break
+from poc.models import ApiToken, Cluster, Evidence, ProbeOutput, Result
+from poc.services import api_token_create, evidence_attach_file, probes
+from poc.services import clusters as cluster_services
+from reports.archive import ArchiveError, archive_bytes, import_project
+from reports.models import Sheet
+from reports.verify import verify_pdf
+from tests.poc.probes.helpers import bundle
+from tests.reports.helpers import approve_all, rendered
+
+pytestmark = pytest.mark.django_db
+
+
+def _history(project: Project) -> list[tuple[Any, ...]]:
+    """Each result with its cell and what it replaced: the history, without row ids."""
+    rows = []
+    for result in Result.objects.filter(project=project).order_by("pk"):
+        previous = result.previous
+        rows.append(
+            (
+                result.candidate.slug,
+                result.action.key,
+                result.outcome,
+                previous.outcome if previous else None,
+                previous.candidate_id == result.candidate_id if previous else None,
+            )
+        )
+    return rows
+
+
+@pytest.fixture
+def full_project(evaluation: dict[str, Any]) -> dict[str, Any]:
+    alpha, volcano = evaluation["alpha"], evaluation["volcano"]
+    from poc.services import result_record
+
+    again = result_record(
+        candidate=volcano,
+        action=evaluation["actions"][0],
+        outcome="failed",
+        failure_cause="quota not enforced",
+        change_reason="the quota was off in the first run",
+        actor=evaluation["bob"],
+    )
+    evidence_attach_file(
+        result=again,
+        upload=ContentFile(b"kubectl describe quota: 0/4 used\n", name="quota.txt"),
+        actor=evaluation["bob"],
+    )
+    probes.probe_ingest_bundle(project=alpha, candidate=volcano, bundle=bundle(), actor=None)
+    _token, raw = api_token_create(
+        project=alpha, name="ci", scopes=["read"], actor=evaluation["alice"]
+    )
+    cluster_services.cluster_save(
+        project=alpha,
+        data=cluster_services.ClusterData(
+            name="lab", kind="ssh", candidate=volcano, hosts="10.0.0.5", ssh_user="probe"
+        ),
+        secrets={"ssh_password": "s3cret"},
+        actor=evaluation["alice"],
+    )
+    sheet = rendered(evaluation)
+    approve_all(evaluation, sheet)
+    from reports import services
+
+    sealed = services.sheet_seal(sheet_id=sheet.pk)
+    assert sealed is not None and sealed.status == "sealed", sealed and sealed.error
+    return {**evaluation, "token": raw}
+
+
+def _lose_everything() -> None:
+    """The database lost every project (and what hangs off them) and the stored files."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # checks pending in the test's transaction
+        cursor.execute("TRUNCATE evaluations_project CASCADE")
+    shutil.rmtree(settings.MEDIA_ROOT, ignore_errors=True)
+
+
+def test_a_project_comes_back_whole(full_project: dict[str, Any]) -> None:
+    alpha = full_project["alpha"]
+    history = _history(alpha)
+    events = list(
+        ProjectEvent.objects.filter(project=alpha)
+        .order_by("seq")
+        .values_list("seq", "verb", "hash")
+    )
+    evidence = sorted(Evidence.objects.filter(project=alpha).values_list("sha256", flat=True))
+    outputs = sorted(
+        ProbeOutput.objects.filter(run__project=alpha).values_list("sha256", flat=True)
+    )
+    sealed_sha = Sheet.objects.get(project=alpha).sealed_sha256
+    archive = archive_bytes(alpha)
+
+    _lose_everything()
+    User.objects.filter(username="procurement-lead").delete()  # someone left meanwhile
+    assert not Project.objects.exists()
+
+    report = import_project(io.BytesIO(archive))
+    restored = report.project
+    assert restored.slug == "alpha" and report.users_created == ["procurement-lead"]
+    assert _history(restored) == history
+    assert (
+        list(
+            ProjectEvent.objects.filter(project=restored)
+            .order_by("seq")
+            .values_list("seq", "verb", "hash")
+        )
+        == events
+    )
+    assert audit_chain_break(restored) is None
+    assert AuditHead.objects.get(project=restored).seq == events[-1][0]
+    restored_evidence = Evidence.objects.filter(project=restored)
+    assert sorted(restored_evidence.values_list("sha256", flat=True)) == evidence
+    for item in restored_evidence.exclude(file=""):
+        assert default_storage.open(item.file.name).read()  # the bytes are back
+    assert (
+        sorted(ProbeOutput.objects.filter(run__project=restored).values_list("sha256", flat=True))
+        == outputs
+    )
+    sheet = Sheet.objects.get(project=restored)
+    data = sheet.sealed_pdf.read()
+    check = verify_pdf(data)
+    assert check.valid, check.problems
+    assert check.matches_sealed_file is True and sheet.sealed_sha256 == sealed_sha
+    # Cluster credentials do not travel; the cluster and its hosts do.
+    (cluster,) = Cluster.objects.filter(project=restored)
+    assert cluster.secrets == "" and cluster.hosts == "10.0.0.5"
+    # The project's API token still works.
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {full_project['token']}")
+    assert client.get("/api/v1/projects/alpha/").status_code == 200
+
+
+def test_restoring_beside_the_original_under_another_slug(full_project) -> None:
+    archive = archive_bytes(full_project["alpha"])
+    report = import_project(io.BytesIO(archive), slug="alpha-copy")
+    assert report.project.slug == "alpha-copy" and report.tokens_skipped == 1
+    assert ApiToken.objects.filter(project=report.project).count() == 0
+    assert _history(report.project) == _history(full_project["alpha"])
+    assert audit_chain_break(report.project) is None
+
+
+def _rewritten(archive: bytes, change: Any) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(archive)) as source, zipfile.ZipFile(out, "w") as target:
+        for entry in source.infolist():
+            data = change(entry.filename, source.read(entry.filename))
+            if data is not None:
+                target.writestr(entry.filename, data)
+    return out.getvalue()
+
+
+def test_a_damaged_or_clashing_archive_restores_nothing(full_project) -> None:
+    archive = archive_bytes(full_project["alpha"])
+    evidence_name = next(
+        name for name in zipfile.ZipFile(io.BytesIO(archive)).namelist() if "evidence/" in name
+    )
+    projects, files_before = Project.objects.count(), _stored_files()
+
+    def flip(name: str, data: bytes) -> bytes:
+        return data[:-1] + bytes([data[-1] ^ 1]) if name == evidence_name else data
+
+    cases = [
+        (_rewritten(archive, flip), "does not match its SHA-256"),
+        (archive, "exists here already"),
+        (b"not a zip", "not a zip archive"),
+        (_rewritten(archive, lambda n, d: None if n == "manifest.json" else d), "no manifest"),
+        (
+            _rewritten(
+                archive,
+                lambda n, d: (
+                    d.replace(b'"volcano"', b'"no-such-solution"') if n == "manifest.json" else d
+                ),
+            ),
+            "no solution 'no-such-solution'",
+        ),
+    ]
+    for data, message in cases:
+        slug = None if message == "exists here already" else "restored"
+        with pytest.raises(ArchiveError, match=message):
+            import_project(io.BytesIO(data), slug=slug)
+        assert Project.objects.count() == projects
+        assert _stored_files() == files_before
+
+
+def _stored_files() -> set[str]:
+    root = Path(settings.MEDIA_ROOT)
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def test_the_commands(full_project, tmp_path: Path) -> None:
+    out = tmp_path / "alpha.zip"
+    call_command("export_project", "alpha", str(out), stdout=StringIO())
+    manifest = json.loads(zipfile.ZipFile(out).read("manifest.json"))
+    assert manifest["project"] == "alpha" and manifest["counts"]["poc.Result"] >= 4
+    assert any("credentials" in line for line in manifest["left_out"])
+    with pytest.raises(CommandError, match="exists already"):
+        call_command("export_project", "alpha", str(out), stdout=StringIO())
+    with pytest.raises(CommandError, match="no such project"):
+        call_command("export_project", "nope", str(tmp_path / "x.zip"), stdout=StringIO())
+    printed = StringIO()
+    call_command("import_project", str(out), "--slug", "alpha-2", stdout=printed)
+    assert "alpha-2:" in printed.getvalue() and "give them again" in printed.getvalue()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_project", str(out), stdout=StringIO())
