@@ -578,11 +578,27 @@ def _claim(run_id: int) -> ProbeRun | None:
             return None
         if run.cancel_requested:
             return None
+        if run.attempts:
+            # An earlier attempt's worker was lost part way: what it stored goes, so that the
+            # run ends with each node once.
+            ProbeNode.objects.filter(run=run).delete()
+            ProbeOutput.objects.filter(run=run).delete()
+            run.progress_done = 0
+            run.cluster_facts = {}
         run.status = ProbeStatus.RUNNING
         run.work_started_at = timezone.now()
         run.attempts += 1
         run.error = ""
-        run.save(update_fields=["status", "work_started_at", "attempts", "error"])
+        run.save(
+            update_fields=[
+                "status",
+                "work_started_at",
+                "attempts",
+                "error",
+                "progress_done",
+                "cluster_facts",
+            ]
+        )
         return run
 
 
