@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from evaluations.models import Candidate, Membership, Project, ProjectEvent, Solution
+from workbench.admin import ReadOnlyAdmin, ReadOnlyInline
 
 
 @admin.register(Solution)
@@ -11,14 +12,13 @@ class SolutionAdmin(admin.ModelAdmin):
     ordering = ["kind", "position"]
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(ReadOnlyInline):
     model = Membership
-    extra = 0
-    autocomplete_fields = ["user"]
 
 
+# Project data is read here and changed on the project's pages (services, history, rules).
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ReadOnlyAdmin):
     list_display = ["name", "slug", "phase", "updated_at"]
     list_filter = ["phase"]
     search_fields = ["name", "slug"]
@@ -26,14 +26,14 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(admin.ModelAdmin):
+class CandidateAdmin(ReadOnlyAdmin):
     list_display = ["project", "slug", "solution", "tier", "version"]
     list_filter = ["tier"]
     list_select_related = ["project", "solution"]
 
 
 @admin.register(ProjectEvent)
-class ProjectEventAdmin(admin.ModelAdmin):
+class ProjectEventAdmin(ReadOnlyAdmin):
     list_display = ["project", "seq", "at", "actor_name", "verb", "subject"]
     list_select_related = ["project"]
     readonly_fields = [
@@ -49,14 +49,4 @@ class ProjectEventAdmin(admin.ModelAdmin):
         "prev_hash",
         "hash",
     ]
-
-    # The history is a hash chain (evaluations.audit): nothing here may add, change or remove
-    # an entry; only the services append.
-    def has_add_permission(self, request: object) -> bool:
-        return False
-
-    def has_change_permission(self, request: object, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: object, obj: object = None) -> bool:
-        return False
+    # The history is a hash chain (evaluations.audit): only the services append to it.
