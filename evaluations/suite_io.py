@@ -286,6 +286,14 @@ def parse_yaml(text: str) -> ParseResult:
     except _TooBig:
         result.error(1, _("the document is too large or expands too far"))
         return result
+    except Exception as exc:  # noqa: BLE001 - PyYAML's constructors raise whatever they meet
+        # A scalar whose tag cannot be built ("!!int abc", "!!float" with no value: an
+        # IndexError inside PyYAML), named like any other YAML problem.
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0][:200]
+        result.error(line, _("not valid YAML: %(problem)s") % {"problem": problem})
+        return result
     if not isinstance(data, dict) or not isinstance(data.get("requirements"), list):
         result.error(1, _("expected a mapping with a list under 'requirements'"))
         return result
@@ -320,7 +328,12 @@ def parse_csv(text: str) -> ParseResult:
     if _unstorable(result, text):
         return result
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+    try:
+        columns = reader.fieldnames or []
+    except csv.Error as exc:
+        result.error(1, _("not valid CSV: %(problem)s") % {"problem": exc})
+        return result
+    missing = [c for c in CSV_COLUMNS if c not in columns]
     if missing:
         result.error(1, _("missing columns: %(columns)s") % {"columns": ", ".join(missing)})
         return result

@@ -54,6 +54,8 @@ def parse_testcases(data: bytes) -> list[TestCase]:
         ) from exc
     except ParseError as exc:
         raise JUnitError(f"not well-formed XML: {exc}") from exc
+    except (LookupError, ValueError) as exc:  # an encoding the declaration names but none knows
+        raise JUnitError(f"unreadable XML: {exc}") from exc
     if _local(root.tag) not in ("testsuites", "testsuite"):
         raise JUnitError(f"expected <testsuites> or <testsuite>, found <{_local(root.tag)}>")
     cases = []
