@@ -14,7 +14,10 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
 def bearer(suite) -> str:
     from tests.poc.api_helpers import token_client
 
-    _client, _token, raw = token_client(suite["alpha"])
+    # Every scope, so that bodies reach the code that reads them (probe bundles included).
+    _client, _token, raw = token_client(
+        suite["alpha"], scopes=("read", "results:write", "probes:write")
+    )
     return raw
 
 
