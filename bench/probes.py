@@ -66,8 +66,16 @@ def bench_parsing() -> None:
             parsers.parse_output(document)
 
     csv_lines = (CAPTURE.parent / "query-gpu.csv").read_text(encoding="utf-8").splitlines()
+    # Eight distinct GPUs a document (index and UUID of their own: rows that repeat a GPU are
+    # read as samples of one GPU).
     csv_documents = [
-        "\n".join([csv_lines[0]] + [csv_lines[1].replace("0, GPU-", f"{i}, GPU-", 1)] * 8)
+        "\n".join(
+            [csv_lines[0]]
+            + [
+                csv_lines[1].replace("0, GPU-", f"{gpu}, GPU-{i:04x}{gpu:04x}", 1)
+                for gpu in range(8)
+            ]
+        )
         for i in range(DOCUMENTS)
     ]
     assert len(parsers.parse_output(csv_documents[0], kind="query-csv")["gpus"]) == 8

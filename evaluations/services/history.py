@@ -38,7 +38,8 @@ def event_record(
     actor_name = user.get_username() if user is not None else ""
     before, after = normalised(before), normalised(after)
     subject = subject[:255]
-    with transaction.atomic():
+    # Inside the caller's transaction (no savepoint: a failure here fails the change with it).
+    with transaction.atomic(savepoint=False):
         head = _locked_head(project)
         seq = head.seq + 1
         at = timezone.now()
