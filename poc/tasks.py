@@ -26,6 +26,8 @@ def probe_run_task(self: Task, run_id: int) -> None:
 
 @shared_task(acks_late=True)
 def probe_schedule_task() -> None:
-    """Start the runs whose schedule is due, and take up runs whose worker was lost."""
+    """Send the runs the broker could not take, take up runs whose worker was lost, and start
+    the runs whose schedule is due."""
+    clusters.probe_runs_resend()
     clusters.probe_runs_recover()
     clusters.probe_schedule_due()

@@ -70,6 +70,9 @@ class ProbeRun(models.Model):
         Cluster, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
     queued_at = models.DateTimeField(null=True, blank=True)
+    # The row is the outbox: a run the broker could not take waits here, queued, and the beat
+    # sends it again (probe_runs_resend) once the broker answers.
+    unsent = models.BooleanField(default=False)
     work_started_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     progress_done = models.PositiveIntegerField(default=0)

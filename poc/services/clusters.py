@@ -429,19 +429,38 @@ def cluster_confirm_host_keys(
 # --- starting, cancelling, recovering ----------------------------------------------------
 
 
-def _queue(run: ProbeRun) -> None:
+def _queue(run: ProbeRun) -> bool:
+    """Send the run to the workers; when the broker cannot take it, the run waits, queued and
+    marked unsent, and the beat sends it again once the broker answers. True when sent."""
     from poc.tasks import probe_run_task
 
     try:
         probe_run_task.delay(run.pk)
     except Exception as exc:  # an unreachable broker is recorded, not an error page
-        log.exception("could not queue probe run %s", run.pk)
+        log.warning("could not queue probe run %s: %s: %s", run.pk, type(exc).__name__, exc)
         ProbeRun.objects.filter(pk=run.pk, status=ProbeStatus.QUEUED).update(
-            error=_("The worker queue could not be reached (%(error)s): start the run again.")
+            unsent=True,
+            error=_(
+                "The worker queue could not be reached (%(error)s): the run waits and is sent "
+                "as soon as it answers."
+            )
             % {"error": type(exc).__name__},
-            status=ProbeStatus.FAILED,
-            finished_at=timezone.now(),
         )
+        return False
+    ProbeRun.objects.filter(pk=run.pk, status=ProbeStatus.QUEUED, unsent=True).update(
+        unsent=False, error=""
+    )
+    return True
+
+
+def probe_runs_resend() -> list[int]:
+    """Send again the runs the broker could not take (called by the beat each minute)."""
+    sent = []
+    for run in ProbeRun.objects.filter(status=ProbeStatus.QUEUED, unsent=True).order_by("pk"):
+        if not _queue(run):
+            break  # still unreachable: the next tick tries again
+        sent.append(run.pk)
+    return sent
 
 
 def probe_run_start(
@@ -514,7 +533,7 @@ def probe_runs_recover(*, now: Any = None) -> list[int]:
     limit = timedelta(seconds=hard_time_limit()) + LOST_AFTER
     stuck = ProbeRun.objects.filter(
         Q(status=ProbeStatus.RUNNING, work_started_at__lt=now - limit)
-        | Q(status=ProbeStatus.QUEUED, queued_at__lt=now - limit)
+        | Q(status=ProbeStatus.QUEUED, unsent=False, queued_at__lt=now - limit)
     ).values_list("pk", flat=True)
     touched = []
     for pk in stuck:
@@ -589,8 +608,10 @@ def _claim(run_id: int) -> ProbeRun | None:
         run.work_started_at = timezone.now()
         run.attempts += 1
         run.error = ""
+        run.unsent = False
         run.save(
             update_fields=[
+                "unsent",
                 "status",
                 "work_started_at",
                 "attempts",
