@@ -1,7 +1,7 @@
 """A local stand-in for a Kubernetes API server, serving recorded objects at the real paths.
 
 No API server runs offline here, so tests load objects recorded from real clusters
-(/work/shared/fixtures/k8s/) into `FakeKubeApi` and point the official client at it. It answers
+(shared/fixtures/k8s/) into `FakeKubeApi` and point the official client at it. It answers
 discovery (`/version`, `/api`, `/apis`, `/apis/<group>[/<version>]`), lists and gets in the
 API server's envelopes (cluster-scoped and namespaced, all namespaces or one, `labelSelector`,
 `fieldSelector`, `limit`/`continue`), the service proxy, and POST / DELETE of Jobs and Pods with
@@ -29,7 +29,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
-FIXTURES = Path("/work/shared/fixtures/k8s")
+# shared/ lies beside the checkout.
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "k8s"
 USER = "system:serviceaccount:workbench:gpu-probe"
 
 # Resources whose objects have no namespace.

@@ -1,6 +1,6 @@
 """The Slurm connector against a real single-node Slurm 22.05 (tests/slurm_rig.py: munged,
 slurmctld, slurmd with eight declared H200 GPUs, slurmrestd with JWT), and its parsers against
-recorded outputs (/work/shared/fixtures/slurm/, see its README) and against lines built from the
+recorded outputs (shared/fixtures/slurm/, see its README) and against lines built from the
 format Slurm documents for `scontrol show node -o` / `show partition -o` (said where so)."""
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ from poc.probes.connectors.slurm import (
 )
 from tests.slurm_rig import GPU_COUNT, SlurmRig, missing_binaries, slurm_rig
 
-FIXTURES = Path("/work/shared/fixtures/slurm")
+FIXTURES = (
+    Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "slurm"
+)  # beside the checkout
 REFUSAL = "Requested node configuration is not available"
 GPU_FIELDS = ("gres", "gres_used", "gpus_total", "gpus_used", "state", "partitions", "cpus")
 
