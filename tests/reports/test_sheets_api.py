@@ -169,6 +169,12 @@ def test_exports_carry_the_same_numbers(evaluation, login) -> None:
     assigned = [r for r in responsibilities[1:] if r[5] == "yes"]
     assert assigned == [[volcano, "Support and SLA", "Vendor", "'=HYPERLINK(evil)", "", "yes"]]
     assert len(responsibilities) - 1 == 11  # every area, assigned or a gap
+    # The same cell in XLSX is text, never a formula a spreadsheet would run.
+    book = load_workbook(io.BytesIO(client.get(export("responsibilities", "xlsx", 1)).content))
+    cells = [
+        c for row in book.active.iter_rows() for c in row if c.value and "HYPERLINK" in str(c.value)
+    ]
+    assert [(c.value, c.data_type) for c in cells] == [("'=HYPERLINK(evil)", "s")]
 
     # The project moves on: current exports follow it, the revision's stay as signed.
     poc_services.result_record(
