@@ -178,3 +178,33 @@ def test_tokens_expire_by_default_and_stop_when_their_creator_leaves(personas) -
     assert token.revoked_at is not None
     event = personas["alpha"].events.filter(verb="token.revoked").get()
     assert event.actor is None and event.after == {"reason": "its creator left the project"}
+
+
+def test_a_command_token_made_for_a_member_stops_when_they_leave(personas) -> None:
+    from evaluations.models import Membership
+    from evaluations.services import membership_remove
+
+    out = StringIO()
+    call_command(
+        "create_api_token", "--project", "alpha", "--name", "gitlab", "--for", "bob", stdout=out
+    )
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {out.getvalue().strip()}")
+    assert client.get("/api/v1/projects/alpha/").status_code == 200
+    assert ApiToken.objects.get().created_by == personas["bob"]
+    membership_remove(
+        membership=Membership.objects.get(project=personas["alpha"], user=personas["bob"]),
+        actor=personas["alice"],
+    )
+    assert client.get("/api/v1/projects/alpha/").status_code == 401
+    with pytest.raises(CommandError, match="not a member of alpha"):
+        call_command(
+            "create_api_token",
+            "--project",
+            "alpha",
+            "--name",
+            "x",
+            "--for",
+            "charlie",
+            stdout=StringIO(),
+        )

@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -16,7 +17,14 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--name", required=True)
         parser.add_argument(
-            "--scopes", default="read,results:write", help="comma-separated: read, results:write"
+            "--scopes",
+            default="read,results:write",
+            help="comma-separated: read, results:write, probes:write",
+        )
+        parser.add_argument(
+            "--for",
+            dest="owner",
+            help="the member (user name) the token is made for: it is revoked when they leave",
         )
         parser.add_argument("--expires-days", type=int, default=90, help="1-365 (default 90)")
 
@@ -31,9 +39,16 @@ class Command(BaseCommand):
         days = options["expires_days"]
         if not 1 <= days <= MAX_EXPIRY_DAYS:
             raise CommandError(f"--expires-days must be between 1 and {MAX_EXPIRY_DAYS}")
+        owner = None
+        if options["owner"]:
+            owner = User.objects.filter(
+                username=options["owner"], memberships__project=project
+            ).first()
+            if owner is None:
+                raise CommandError(f"{options['owner']!r} is not a member of {project.slug}")
         try:
             _token, raw = api_token_create(
-                project=project, name=options["name"], scopes=scopes, actor=None, expires_days=days
+                project=project, name=options["name"], scopes=scopes, actor=owner, expires_days=days
             )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
