@@ -19,6 +19,7 @@ from poc.api.access import api_project, request_token
 from poc.api.idempotency import idempotent
 from poc.models import ProbeRun, TokenScope
 from poc.services import probes as probe_services
+from workbench.text import text_problem
 
 
 def read_body(request: Request, limit: int) -> bytes | Response:
@@ -119,6 +120,8 @@ class ProbeListCreateApi(APIView):
         project = api_project(request, slug)
         candidate = None
         if slug_filter := request.query_params.get("candidate"):
+            if problem := text_problem(slug_filter):
+                return Response({"detail": f"query parameter candidate {problem}"}, status=400)
             candidate = project.candidates.filter(slug=slug_filter).first()
             if candidate is None:
                 raise Http404
@@ -158,6 +161,8 @@ class ProbeListCreateApi(APIView):
         slug = slug or named or ""
         if not slug:
             return Response({"detail": "name the candidate: ?candidate=SLUG"}, status=400)
+        if problem := text_problem(slug):
+            return Response({"detail": f"candidate {problem}"}, status=400)
         candidate = project.candidates.filter(slug=slug).first()
         if candidate is None:
             return Response({"detail": f"no candidate {slug[:80]!r} in this project"}, 404)

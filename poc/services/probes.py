@@ -42,6 +42,7 @@ from poc.probes import parsers, present
 from poc.probes.facts import FACTS_FORMAT, NodeFacts
 from poc.probes.rules import checks, health
 from poc.services.ingest import ResultRow, RunData, StoredFile, results_ingest
+from workbench.text import first_unstorable
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,8 @@ class ProbeRecorded:
 
 def nodes_from_bundle(bundle: Any) -> list[NodeInput]:
     """The agent's JSON bundle (a dict, already decoded) as one node with its raw outputs."""
+    if problem := first_unstorable(bundle, "bundle"):
+        raise ProbeInputError(problem)  # before anything reads it: nothing half stored
     try:
         facts = parsers.parse_bundle(bundle)
     except parsers.ParseError as exc:

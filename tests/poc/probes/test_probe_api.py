@@ -155,3 +155,24 @@ def test_runs_are_listed_and_read(gpu_suite) -> None:
     outsider, _t, _r = token_client(gpu_suite["beta"], scopes=("read",))
     assert outsider.get(f"/api/v1/probes/{run_id}/").status_code == 404
     assert outsider.get("/api/v1/projects/alpha/probes/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("query", "body"),
+    [
+        ("?candidate=volc%00ano", bundle()),
+        ("", {**bundle(), "candidate": "volc\x00ano"}),
+        ("?candidate=volcano", {**bundle(), "host": "gpu\x00node"}),
+        ("?candidate=volcano", {**bundle(), "host": "gpu\ud800node"}),
+    ],
+    ids=["nul-in-query", "nul-in-bundle-candidate", "nul-in-host", "surrogate-in-host"],
+)
+def test_text_postgresql_cannot_store_is_named_not_a_500(gpu_suite, query, body) -> None:
+    """Found by schemathesis: a NUL in the candidate slug reached the database."""
+    client, _token, _raw = token_client(gpu_suite["alpha"], scopes=("read", "probes:write"))
+    response = _post(client, json.dumps(body), query=query)
+    assert response.status_code == 400, response.content
+    assert response.json()["detail"]
+    assert ProbeRun.objects.count() == 0
+    listed = client.get("/api/v1/projects/alpha/probes/?candidate=a%00b")
+    assert listed.status_code == 400
