@@ -14,6 +14,7 @@ from evaluations.models import ProjectEvent
 from poc.models import ProbeNode
 from poc.services import clusters as services
 from tests.conftest import TEST_CREDENTIALS_KEYS
+from tests.poc.clusters.test_ssh_runs import pin_all, register
 from tests.workers import celery_worker, wait_until, worker_database_url
 from workbench.celery import app as celery_app
 
@@ -25,22 +26,8 @@ def test_a_probe_whose_worker_is_killed_is_finished_once_by_another(
 ) -> None:
     celery_app.control.purge()
     order = [ssh_nodes["gpu1"], ssh_nodes["hang"], ssh_nodes["gpu2"]]
-    cluster = services.cluster_save(
-        project=gpu_suite["alpha"],
-        data=services.ClusterData(
-            name="lab",
-            kind="ssh",
-            candidate=gpu_suite["volcano"],
-            hosts="\n".join(f"127.0.0.1:{n.port}" for n in order),
-            ssh_user="wbprobe",
-        ),
-        secrets={"ssh_private_key": order[0].client_key},
-        actor=None,
-    )
-    checks = services.cluster_test_connection(cluster=cluster, actor=None)
-    services.cluster_confirm_host_keys(
-        cluster=cluster, fingerprints={c.node: c.fingerprint for c in checks}, actor=None
-    )
+    cluster = register(gpu_suite, order)
+    pin_all(cluster, gpu_suite["alice"])
     env = {
         "DATABASE_URL": worker_database_url(),
         "WORKBENCH_CREDENTIALS_KEYS": TEST_CREDENTIALS_KEYS,
