@@ -207,6 +207,10 @@ class TemplateApplyForm(forms.Form):
     language = forms.ChoiceField(
         label=_("Language of the copied text"),
         choices=[("en", "English"), ("zh-hans", "简体中文")],
+        help_text=_(
+            "Copies keep the library's wording in both languages and each reader sees their "
+            "own; this language is what stays once your team edits a text."
+        ),
     )
 
 

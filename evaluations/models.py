@@ -177,10 +177,36 @@ class LocalizedTextMixin:
     """Catalog rows keep each text in English (`*_en`) and Simplified Chinese (`*_zh`)."""
 
     def localized(self, field: str) -> str:
-        language = (get_language() or "en").lower()
-        suffix = "zh" if language.startswith("zh") else "en"
-        value = getattr(self, f"{field}_{suffix}")
+        value = getattr(self, f"{field}_{language_suffix()}")
         return value or getattr(self, f"{field}_en")
+
+
+def language_suffix() -> str:
+    """`zh` when the active language is Chinese, else `en`: the suffix of catalog text fields."""
+    return "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+
+
+class LibraryTextMixin:
+    """Rows copied from the template library keep the library's wording in both languages.
+
+    `translations` maps a text field to {"en": ..., "zh": ...} while the field still holds the
+    library's wording; the reader then sees their own language. Editing a field drops its
+    entry, so text a team wrote stays exactly as written, in every language.
+    """
+
+    translations: dict[str, dict[str, str]]
+
+    def shown(self, field: str) -> str:
+        stored: str = getattr(self, field)
+        texts = (self.translations or {}).get(field)
+        if not texts or stored not in texts.values():
+            return stored
+        return texts.get(language_suffix()) or stored
+
+    def is_library_text(self, field: str, value: str) -> bool:
+        """Whether `value` is the library's wording of `field` in one of the languages."""
+        texts = (self.translations or {}).get(field) or {}
+        return bool(texts) and value in texts.values()
 
 
 class SolutionKind(models.TextChoices):
@@ -386,7 +412,7 @@ class RequirementSource(models.TextChoices):
     IMPORT = "import", _("Imported")
 
 
-class Requirement(models.Model):
+class Requirement(LibraryTextMixin, models.Model):
     """A feature as teams or vendors name it; proven only through its acceptance actions."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="requirements")
@@ -398,6 +424,7 @@ class Requirement(models.Model):
     )
     source = models.CharField(max_length=20, choices=RequirementSource, default="manual")
     template_key = models.SlugField(max_length=80, blank=True)
+    translations = models.JSONField(default=dict, blank=True)  # see LibraryTextMixin
     position = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -416,8 +443,12 @@ class Requirement(models.Model):
     def __str__(self) -> str:
         return self.feature
 
+    @property
+    def feature_text(self) -> str:
+        return self.shown("feature")
 
-class AcceptanceAction(models.Model):
+
+class AcceptanceAction(LibraryTextMixin, models.Model):
     """A business question and the action that answers it; every candidate runs it identically.
 
     `key` is how CI pipelines and probes address the action: unique in the project and stable.
@@ -433,6 +464,7 @@ class AcceptanceAction(models.Model):
     pass_criterion = models.TextField(_("pass criterion"))
     scenario = models.CharField(_("scenario"), max_length=30, choices=Scenario)
     template_key = models.SlugField(max_length=80, blank=True)
+    translations = models.JSONField(default=dict, blank=True)  # see LibraryTextMixin
     position = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -451,6 +483,22 @@ class AcceptanceAction(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    @property
+    def question_text(self) -> str:
+        return self.shown("question")
+
+    @property
+    def steps_text(self) -> str:
+        return self.shown("steps")
+
+    @property
+    def expected_evidence_text(self) -> str:
+        return self.shown("expected_evidence")
+
+    @property
+    def pass_criterion_text(self) -> str:
+        return self.shown("pass_criterion")
 
     def clean(self) -> None:
         same_project = self.requirement.project_id == self.project_id

@@ -110,8 +110,8 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "actions": [
                 {
                     "key": a.key,
-                    "question": a.question,
-                    "requirement": a.requirement.feature,
+                    "question": a.question_text,
+                    "requirement": a.requirement.feature_text,
                     "dimension": str(a.requirement.get_dimension_display()),
                     "scenario": str(a.get_scenario_display()),
                 }
@@ -128,7 +128,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
                 "candidate": e.result.candidate.slug,
                 "candidate_name": e.result.candidate.solution.name,
                 "action": e.result.action.key,
-                "question": e.result.action.question,
+                "question": e.result.action.question_text,
                 "name": e.name,
                 "kind": e.kind,
                 "sha256": e.sha256,
@@ -196,17 +196,19 @@ def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
         "failed": [
             {
                 "action": cell.action.key,
-                "question": cell.action.question,
+                "question": cell.action.question_text,
                 "importance": cell.action.requirement.importance,
                 "cause": cell.result.failure_cause,
             }
             for cell in summary.failed
         ],
-        "not_covered": [{"action": a.key, "question": a.question} for a in summary.not_covered],
+        "not_covered": [
+            {"action": a.key, "question": a.question_text} for a in summary.not_covered
+        ],
         "needs_integration": [
             {
                 "action": cell.action.key,
-                "question": cell.action.question,
+                "question": cell.action.question_text,
                 "what": cell.result.integration_what,
                 "owner_team": str(cell.result.get_integration_owner_team_display()),
                 "effort_days": str(cell.result.integration_effort_days or Decimal(0)),

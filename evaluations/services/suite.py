@@ -26,6 +26,14 @@ from evaluations.services.history import event_record
 
 REQUIREMENT_FIELDS = ("feature", "dimension", "owner_team", "importance")
 ACTION_FIELDS = ("key", "question", "steps", "expected_evidence", "pass_criterion", "scenario")
+# Text copied from the template library, kept in both languages: project field -> library field.
+REQUIREMENT_LIBRARY_TEXTS = {"feature": "feature"}
+ACTION_LIBRARY_TEXTS = {
+    "question": "question",
+    "steps": "steps",
+    "expected_evidence": "evidence",
+    "pass_criterion": "pass_criterion",
+}
 
 
 def _state(obj: Any, fields: tuple[str, ...]) -> dict[str, Any]:
@@ -34,6 +42,29 @@ def _state(obj: Any, fields: tuple[str, ...]) -> dict[str, Any]:
 
 def _next_position(queryset: Any) -> int:
     return (queryset.aggregate(m=Max("position"))["m"] or 0) + 1
+
+
+def _library_translations(template: Any, texts: dict[str, str]) -> dict[str, dict[str, str]]:
+    return {
+        field: {
+            "en": getattr(template, f"{library}_en").strip(),
+            "zh": getattr(template, f"{library}_zh").strip(),
+        }
+        for field, library in texts.items()
+    }
+
+
+def _apply_changes(row: Requirement | AcceptanceAction, changes: dict[str, Any]) -> None:
+    """Set the changed fields. A text sent back as the library wrote it, in either language (an
+    edit form shows the reader's language), is no change; any other text is the team's own
+    and replaces the library's wording in both languages."""
+    for name, value in changes.items():
+        if isinstance(value, str):
+            value = value.strip()
+            if row.is_library_text(name, value):
+                continue
+            row.translations.pop(name, None)
+        setattr(row, name, value)
 
 
 # --- requirements ------------------------------------------------------------------------
@@ -50,6 +81,7 @@ def requirement_create(
     importance: str = "must",
     source: str = RequirementSource.MANUAL,
     template_key: str = "",
+    translations: dict[str, dict[str, str]] | None = None,
     record: bool = True,
 ) -> Requirement:
     """Add a requirement; until it has an action it reads "not yet rewritten"."""
@@ -62,6 +94,7 @@ def requirement_create(
         importance=importance,
         source=source,
         template_key=template_key,
+        translations=translations or {},
         position=_next_position(Requirement.objects.filter(project=project)),
     )
     requirement.full_clean()
@@ -86,8 +119,7 @@ def requirement_update(
     if unknown:
         raise ValueError(f"requirement_update cannot change {sorted(unknown)}")
     before = _state(requirement, REQUIREMENT_FIELDS)
-    for name, value in changes.items():
-        setattr(requirement, name, value.strip() if isinstance(value, str) else value)
+    _apply_changes(requirement, changes)
     requirement.full_clean()
     after = _state(requirement, REQUIREMENT_FIELDS)
     changed = [k for k in after if after[k] != before[k]]
@@ -209,6 +241,7 @@ def action_create(
     steps: str = "",
     expected_evidence: str = "",
     template_key: str = "",
+    translations: dict[str, dict[str, str]] | None = None,
     record: bool = True,
 ) -> AcceptanceAction:
     """Add an acceptance action; it applies to every candidate of the project."""
@@ -228,6 +261,7 @@ def action_create(
         pass_criterion=pass_criterion.strip(),
         scenario=scenario,
         template_key=template_key,
+        translations=translations or {},
         position=_next_position(AcceptanceAction.objects.filter(requirement=requirement)),
     )
     action.full_clean()
@@ -256,8 +290,7 @@ def action_update(
     before = _state(action, ACTION_FIELDS)
     old_key = action.key
     old_requirement_id = action.requirement_id
-    for name, value in changes.items():
-        setattr(action, name, value.strip() if isinstance(value, str) else value)
+    _apply_changes(action, changes)
     if action.key != old_key and _key_taken(action.project, action.key, exclude_pk=action.pk):
         raise ValidationError(
             {"key": _("The key %(key)s is already used in this project.") % {"key": action.key}}
@@ -414,8 +447,10 @@ class ApplyReport:
 def template_set_apply(
     *, project: Project, template_set: TemplateSet, actor: User | None, language: str = "en"
 ) -> ApplyReport:
-    """Copy a template set's requirements and actions into a project, in one language.
+    """Copy a template set's requirements and actions into a project.
 
+    The copies keep the library's wording in both languages, and each reader sees their own;
+    `language` chooses the wording stored as the text (what stays once a team edits it).
     Idempotent: what was applied before (by template key) is not added again, even if the
     team has since edited or renamed it. Teams edit the copies freely.
     """
@@ -439,6 +474,7 @@ def template_set_apply(
                 importance=template.importance,
                 source=RequirementSource.TEMPLATE,
                 template_key=template.key,
+                translations=_library_translations(template, REQUIREMENT_LIBRARY_TEXTS),
                 record=False,
             )
             requirements_created += 1
@@ -453,6 +489,7 @@ def template_set_apply(
                 pass_criterion=getattr(template_action, f"pass_criterion_{suffix}"),
                 scenario=template_action.scenario,
                 template_key=template_action.key,
+                translations=_library_translations(template_action, ACTION_LIBRARY_TEXTS),
                 record=False,
             )
             actions_created += 1

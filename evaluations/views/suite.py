@@ -35,6 +35,12 @@ def _filters(request: AuthedHttpRequest) -> tuple[SuiteFilterForm, selectors.Sui
     return form, selectors.SuiteFilters()
 
 
+def _shown(row: Requirement | AcceptanceAction, field: str) -> Any:
+    """A field as the reader sees it: library text in their language, anything else as is."""
+    value = getattr(row, field)
+    return row.shown(field) if isinstance(value, str) else value
+
+
 def _suite_url(project_slug: str) -> str:
     return reverse("evaluations:suite", kwargs={"slug": project_slug})
 
@@ -111,7 +117,7 @@ def requirement_detail(request: AuthedHttpRequest, slug: str, requirement_id: in
     if request.method == "GET":
         editing = request.GET.get("edit") == "1"
         form = RequirementForm(
-            initial={f: getattr(requirement, f) for f in services.suite.REQUIREMENT_FIELDS},
+            initial={f: _shown(requirement, f) for f in services.suite.REQUIREMENT_FIELDS},
             prefix=f"req{requirement.pk}",
         )
         return _requirement_response(
@@ -215,7 +221,7 @@ def action_detail(request: AuthedHttpRequest, slug: str, action_id: int) -> Http
     action = selectors.action_for_project(access.project, action_id)
     prefix = f"act{action.pk}"
     if request.method == "GET":
-        initial = {name: getattr(action, name) for name in services.suite.ACTION_FIELDS}
+        initial = {name: _shown(action, name) for name in services.suite.ACTION_FIELDS}
         form = ActionForm(initial=initial, prefix=prefix)
         return _requirement_response(
             request, access, action.requirement_id, action_form=form, editing_action=action.pk

@@ -82,13 +82,13 @@ class CandidateListApi(APIView):
 
 class ActionOutput(serializers.Serializer):
     key = serializers.CharField()
-    requirement = serializers.CharField(source="requirement.feature")
+    requirement = serializers.CharField(source="requirement.feature_text")
     requirement_id = serializers.IntegerField()
     dimension = serializers.CharField(source="requirement.dimension")
     owner_team = serializers.CharField(source="requirement.owner_team")
     scenario = serializers.CharField()
-    question = serializers.CharField()
-    pass_criterion = serializers.CharField()
+    question = serializers.CharField(source="question_text")
+    pass_criterion = serializers.CharField(source="pass_criterion_text")
 
 
 class ActionListApi(APIView):

@@ -70,7 +70,8 @@ def matrix_row(context: Any, row: Any) -> SafeString:
     base = context["cell_base"]
     action = row.action
     key = escape(action.key)
-    question = action.question if len(action.question) <= 110 else action.question[:109] + "…"
+    text = action.question_text
+    question = text if len(text) <= 110 else text[:109] + "…"
     parts = [
         f'<th scope="row" class="action-col"><code>{key}</code> '
         f'<span class="muted small">{_scenario_labels()[action.scenario]}</span>'
