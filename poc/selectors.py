@@ -6,6 +6,7 @@ Every page here runs a fixed number of queries whatever the size of the project.
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -63,6 +64,20 @@ class CellState(NamedTuple):
 
     outcome: str
     evidence_count: int
+    after_freeze: bool = False  # the latest result came after the frozen revision
+
+
+def cells_after_freeze(project: Project) -> set[tuple[int, int]]:
+    """(candidate id, action id) of the cells whose latest result was recorded after the
+    revision the project is frozen for: stored and shown, but not in that revision. Empty
+    when the project is not frozen."""
+    if project.frozen_revision is None or project.frozen_at is None:
+        return set()
+    return set(
+        ResultCell.objects.filter(
+            project=project, result__recorded_at__gt=project.frozen_at
+        ).values_list("candidate_id", "action_id")
+    )
 
 
 @dataclass
@@ -126,8 +141,11 @@ def matrix_for_project(project: Project, filters: MatrixFilters | None = None) -
         )
         .order_by("position", "pk")
     )
+    after_freeze = cells_after_freeze(project)
     cells: dict[tuple[int, int], CellState] = {
-        (candidate_id, action_id): CellState(outcome, evidence_count)
+        (candidate_id, action_id): CellState(
+            outcome, evidence_count, (candidate_id, action_id) in after_freeze
+        )
         for candidate_id, action_id, outcome, evidence_count in ResultCell.objects.filter(
             project=project
         ).values_list("candidate_id", "action_id", "outcome", "evidence_count")
@@ -183,10 +201,16 @@ class CellDetail:
     candidate: Candidate
     action: AcceptanceAction
     history: list[Result]
+    frozen_revision: int | None = None
+    frozen_at: datetime | None = None
 
     @property
     def latest(self) -> Result | None:
         return self.history[0] if self.history else None
+
+    def after_freeze(self, result: Result) -> bool:
+        """Whether a result was recorded after the revision the project is frozen for."""
+        return self.frozen_at is not None and result.recorded_at > self.frozen_at
 
 
 def cell_detail(project: Project, candidate_slug: str, action_id: int) -> CellDetail:
@@ -210,7 +234,8 @@ def cell_detail(project: Project, candidate_slug: str, action_id: int) -> CellDe
         )
         .order_by("-recorded_at", "-pk")
     )
-    return CellDetail(candidate, action, history)
+    frozen_at = project.frozen_at if project.frozen_revision is not None else None
+    return CellDetail(candidate, action, history, project.frozen_revision, frozen_at)
 
 
 def responsibility_for(candidate: Candidate, area: str) -> Responsibility | None:
@@ -342,6 +367,7 @@ def matrix_api_data(project: Project) -> dict[str, object]:
             "candidate_id", "action_id", "outcome", "result_id"
         )
     }
+    after_freeze = cells_after_freeze(project)
     totals = {slug: dict.fromkeys(Outcome.values, 0) for _pk, slug in candidates}
     out_cells = []
     for candidate_pk, slug in candidates:
@@ -349,13 +375,20 @@ def matrix_api_data(project: Project) -> dict[str, object]:
             outcome, result_id = cells.get((candidate_pk, action_pk), (Outcome.NOT_COVERED, None))
             totals[slug][outcome] += 1
             out_cells.append(
-                {"candidate": slug, "action": key, "outcome": outcome, "result_id": result_id}
+                {
+                    "candidate": slug,
+                    "action": key,
+                    "outcome": outcome,
+                    "result_id": result_id,
+                    "after_freeze": (candidate_pk, action_pk) in after_freeze,
+                }
             )
     return {
         "candidates": [slug for _pk, slug in candidates],
         "actions": [key for _pk, key in actions],
         "cells": out_cells,
         "totals": totals,
+        "frozen_revision": project.frozen_revision,
     }
 
 

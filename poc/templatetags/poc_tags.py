@@ -6,6 +6,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from evaluations.models import Scenario
 from poc.models import Outcome, Verdict
@@ -77,19 +78,35 @@ def matrix_row(context: Any, row: Any) -> SafeString:
         f'<span class="muted small">{_scenario_labels()[action.scenario]}</span>'
         f'<div class="q">{escape(question)}</div></th>'
     ]
+    after_freeze, after_freeze_word = _after_freeze_mark(context)
     for candidate, state in row.cells:
         outcome = state.outcome if state is not None else Outcome.NOT_COVERED
         url = f"{base}{candidate.slug}/{action.pk}/"
-        extra = ""
+        extra = spoken = ""
         if state is not None and state.evidence_count:
             extra = f'<span class="ev" title="evidence">📎{state.evidence_count}</span>'
+        if state is not None and state.after_freeze:
+            extra += after_freeze
+            spoken = f" ({after_freeze_word})"
         parts.append(
             f'<td id="cell-{candidate.slug}-{action.pk}" class="cell o-{outcome}">'
             f'<a href="{url}" hx-get="{url}" hx-target="#cell-panel" hx-swap="innerHTML" '
-            f'data-cell aria-label="{candidate.slug} · {key}: {labels[outcome]}">'
+            f'data-cell aria-label="{candidate.slug} · {key}: {labels[outcome]}{spoken}">'
             f'<span aria-hidden="true">{ICONS[outcome]}</span> {labels[outcome]}{extra}</a></td>'
         )
     return mark_safe("".join(parts))  # noqa: S308 - slugs, ids and escaped text only
+
+
+def _after_freeze_mark(context: Any) -> tuple[str, str]:
+    """The mark (and its words) of a cell whose latest result came after the revision the
+    project is frozen for; built once per matrix, empty when the project is not frozen."""
+    project = context.get("project")
+    revision = getattr(project, "frozen_revision", None)
+    if revision is None:
+        return "", ""
+    title = escape(_("Recorded after the freeze: not in r%(revision)s") % {"revision": revision})
+    word = escape(_("after r%(revision)s") % {"revision": revision})
+    return f' <span class="after-freeze" title="{title}">❄ {word}</span>', word
 
 
 @register.filter

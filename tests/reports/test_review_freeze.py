@@ -208,3 +208,44 @@ def test_an_uncaught_refusal_is_json_under_the_api(rf) -> None:
     assert other is not None and other.status_code == 400
     assert json.loads(other.content) == {"detail": "bad value"}
     assert middleware.process_exception(rf.get("/api/v1/x/"), KeyError("x")) is None
+
+
+def test_cells_recorded_after_the_freeze_are_marked_in_matrix_panel_and_api(
+    evaluation, login
+) -> None:
+    from rest_framework.test import APIClient
+
+    quota, job = evaluation["actions"][0], evaluation["actions"][1]
+    volcano = evaluation["volcano"]
+    bob = login(evaluation["bob"])
+    matrix_url = reverse("poc:matrix", kwargs={"slug": "alpha"})
+    _frozen(evaluation)
+    poc_services.result_record(
+        candidate=volcano,
+        action=quota,
+        outcome="failed",
+        failure_cause="nightly regression",
+        change_reason="CI",
+        actor=None,
+    )
+    page = bob.get(matrix_url).content.decode()
+    quota_cell = page.split(f'id="cell-{volcano.slug}-{quota.pk}"')[1].split("</td>")[0]
+    job_cell = page.split(f'id="cell-{volcano.slug}-{job.pk}"')[1].split("</td>")[0]
+    assert "after r1" in quota_cell and "Recorded after the freeze: not in r1" in quota_cell
+    assert "after r1" not in job_cell  # its result is the one r1 froze
+    assert page.count('class="after-freeze"') == 1
+    panel = bob.get(f"{matrix_url}cell/{volcano.slug}/{quota.pk}/").content.decode()
+    assert panel.count("after the freeze: not in r1") == 1  # the new result, not the old one
+    api = APIClient()
+    api.force_authenticate(evaluation["bob"])
+    cells = api.get("/api/v1/projects/alpha/matrix/").json()
+    assert cells["frozen_revision"] == 1
+    marked = {(c["candidate"], c["action"]) for c in cells["cells"] if c["after_freeze"]}
+    assert marked == {(volcano.slug, quota.key)}
+    # Once the revision is withdrawn the project is no longer frozen: no marks.
+    services.sheet_withdraw(
+        sheet=Sheet.objects.get(project=evaluation["alpha"], revision=1),
+        actor=evaluation["bob"],
+        reason="regenerate with the regression",
+    )
+    assert "after-freeze" not in bob.get(matrix_url).content.decode()
