@@ -46,45 +46,79 @@ def weasyprint_alone(html: str) -> dict[str, float]:
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
-def build():  # type: ignore[no-untyped-def]
+def build(candidates: int = CANDIDATES, actions: int = ACTIONS, history: int = 1):  # type: ignore[no-untyped-def]
+    """A project of `candidates` x `actions` with `history` CI runs of results, every result
+    with an evidence link; each cell points at the last run's result."""
     from django.contrib.auth import get_user_model
 
     from evaluations.models import Candidate, Project, Solution
-    from poc.models import Outcome, Result, ResultCell
+    from poc.models import Evidence, Outcome, Result, ResultCell
 
     user = get_user_model().objects.create(username="bench")
     project = Project.objects.create(name="Sheet bench · 选型评估", slug="sheet-bench")
     solutions = list(Solution.objects.filter(kind="product"))
     cands = Candidate.objects.bulk_create(
-        Candidate(project=project, solution=solutions[i], slug=f"c{i}", reason="bench", position=i)
-        for i in range(CANDIDATES)
+        Candidate(
+            project=project,
+            solution=solutions[i % len(solutions)],
+            slug=f"c{i}",
+            reason="bench",
+            position=i,
+        )
+        for i in range(candidates)
     )
     acts = bulk_actions(
-        project, ACTIONS, feature="需求 {}", question="动作 {} 在资源不足时是否给出清楚的反馈？"
+        project, actions, feature="需求 {}", question="动作 {} 在资源不足时是否给出清楚的反馈？"
     )
     rng = random.Random(7)
-    results = []
-    for c in cands:
-        for a in acts:
-            outcome = rng.choice(Outcome.values)
-            results.append(
-                Result(
-                    project=project,
-                    candidate=c,
-                    action=a,
-                    outcome=outcome,
-                    failure_cause="作业在第 40 步卡住" if outcome == "failed" else "",
-                    integration_what="LDAP" if outcome == "needs_integration" else "",
-                    integration_owner_team="ops" if outcome == "needs_integration" else "",
-                    integration_effort_days=2 if outcome == "needs_integration" else None,
+    last: list[Result] = []
+    for run in range(history):
+        results = []
+        for c in cands:
+            for a in acts:
+                outcome = rng.choice(Outcome.values)
+                results.append(
+                    Result(
+                        project=project,
+                        candidate=c,
+                        action=a,
+                        outcome=outcome,
+                        run_reference=f"nightly-{run}",
+                        failure_cause="作业在第 40 步卡住" if outcome == "failed" else "",
+                        integration_what="LDAP" if outcome == "needs_integration" else "",
+                        integration_owner_team="ops" if outcome == "needs_integration" else "",
+                        integration_effort_days=2 if outcome == "needs_integration" else None,
+                    )
                 )
-            )
-    Result.objects.bulk_create(results)
-    ResultCell.objects.bulk_create(
-        ResultCell(
-            project=project, candidate=r.candidate, action=r.action, result=r, outcome=r.outcome
+        Result.objects.bulk_create(results, batch_size=2000)
+        Evidence.objects.bulk_create(
+            (
+                Evidence(
+                    project=project,
+                    result=r,
+                    kind="link",
+                    url=f"https://ci.example.com/runs/{run}/{r.candidate.slug}/{r.action.key}",
+                    name=f"CI log {run}",
+                )
+                for r in results
+            ),
+            batch_size=2000,
         )
-        for r in results
+        last = results
+    ResultCell.objects.bulk_create(
+        (
+            ResultCell(
+                project=project,
+                candidate=r.candidate,
+                action=r.action,
+                result=r,
+                outcome=r.outcome,
+                result_count=history,
+                evidence_count=1,
+            )
+            for r in last
+        ),
+        batch_size=2000,
     )
     return project, user
 

@@ -3,16 +3,34 @@ from datetime import timedelta
 from typing import IO, cast
 
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluations.models import AcceptanceAction, Candidate, Membership, Project, TeamRole, Tier
+from evaluations.models import (
+    AcceptanceAction,
+    AuditHead,
+    Candidate,
+    Membership,
+    Project,
+    TeamRole,
+    Tier,
+)
+from poc.models import Evidence, ProbeRun, Result
+from poc.selectors import EVIDENCE_STATUSES
 from reports.diff import Changes, snapshot_changes
 from reports.models import OPEN_STATUSES, Decision, Sheet, SignOff
-from reports.snapshot import build_snapshot, content_fingerprint, snapshot_and_hash
+from reports.snapshot import (
+    FORMAT,
+    build_snapshot,
+    canonical_json,
+    content_fingerprint,
+    sha256_hex,
+    snapshot_and_hash,
+)
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +125,48 @@ def _sheets_queryset(project: Project) -> QuerySet[Sheet]:
     )
 
 
+def content_marker(project: Project) -> str:
+    """A cheap token that changes whenever the project's snapshot may have changed: the head
+    of its history chain (every edit of framing, shortlist, suite, responsibilities and
+    boundaries, and every recorded result, appends to it), the newest result (results are
+    append-only; bulk CI posts write one history entry for many), the evidence, and the probe
+    runs. Four indexed aggregates instead of a snapshot of thousands of cells."""
+    seq = AuditHead.objects.filter(project=project).values_list("seq", flat=True).first()
+    result = Result.objects.filter(project=project).aggregate(newest=Max("pk"))
+    evidence = Evidence.objects.filter(project=project).aggregate(n=Count("pk"), newest=Max("pk"))
+    runs = ProbeRun.objects.filter(project=project).aggregate(
+        n=Count("pk", filter=Q(status__in=EVIDENCE_STATUSES)),
+        newest=Max("pk"),
+        finished=Max("finished_at"),
+    )
+    parts = (
+        seq,
+        result["newest"],
+        evidence["n"],
+        evidence["newest"],
+        runs["n"],
+        runs["newest"],
+        runs["finished"].isoformat() if runs["finished"] else None,
+    )
+    return ":".join(str(part) for part in parts)
+
+
+FINGERPRINT_CACHE_SECONDS = 3600
+
+
+def current_fingerprint(project: Project, candidate_slugs: list[str]) -> str:
+    """content_fingerprint, kept in the cache under the project's content marker: a list of
+    revisions shows whether each is outdated without rebuilding a snapshot per visit. For
+    display only; decisions (signing, sealing) rebuild the fingerprint."""
+    chosen = sha256_hex(canonical_json(sorted(candidate_slugs)))[:16]
+    key = f"sheet-fp:{FORMAT}:{project.pk}:{chosen}:{content_marker(project)}"
+    fingerprint = cache.get(key)
+    if fingerprint is None:
+        fingerprint = content_fingerprint(project, candidate_slugs=candidate_slugs)
+        cache.set(key, fingerprint, FINGERPRINT_CACHE_SECONDS)
+    return cast(str, fingerprint)
+
+
 def sheets_for_project(project: Project) -> list[Sheet]:
     """The project's revisions, newest first; each knows whether a role rejected it."""
     return list(_sheets_queryset(project))
@@ -120,8 +180,8 @@ def sheets_page_with_staleness(
 ) -> tuple[list[tuple[Sheet, bool]], Page]:
     """One page of the project's revisions, newest first, each with whether the project has
     changed since it was frozen. The queries do not grow with the number of revisions:
-    revisions frozen for the same candidates share one fresh fingerprint, and only the page's
-    revisions are judged."""
+    revisions frozen for the same candidates share one fresh fingerprint, only the page's
+    revisions are judged, and the fingerprint is cached under the project's content marker."""
     paginator = Paginator(_sheets_queryset(project), SHEETS_PER_PAGE)
     shown = paginator.get_page(page)
     current: dict[tuple[str, ...], str] = {}
@@ -132,7 +192,7 @@ def sheets_page_with_staleness(
             continue
         key = tuple(sheet.candidate_slugs)
         if key not in current:
-            current[key] = content_fingerprint(project, candidate_slugs=sheet.candidate_slugs)
+            current[key] = current_fingerprint(project, sheet.candidate_slugs)
         out.append((sheet, current[key] != sheet.fingerprint))
     return out, shown
 

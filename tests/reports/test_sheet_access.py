@@ -231,6 +231,7 @@ def test_the_list_is_paged_and_its_queries_do_not_grow_with_revisions(
     client = login(evaluation["bob"])
     url = reverse("reports:sheets", args=["alpha"])
     _more_revisions(sheet, 5)
+    assert client.get(url).status_code == 200  # the current fingerprint is cached from now on
     with CaptureQueriesContext(connection) as few:
         assert client.get(url).status_code == 200
     _more_revisions(sheet, 45)
@@ -242,3 +243,72 @@ def test_the_list_is_paged_and_its_queries_do_not_grow_with_revisions(
     older = client.get(url + "?page=3").content.decode()
     assert ">r5</a>" in older and ">r1</a>" in older and ">r6</a>" not in older
     assert client.get(url + "?page=nonsense").status_code == 200  # the first page
+
+
+def test_the_list_judges_staleness_from_a_cached_fingerprint_that_follows_every_change(
+    evaluation, sheet, login, tmp_path
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evaluations import services as evaluation_services
+    from poc import services as poc_services
+    from poc.models import Result
+
+    client = login(evaluation["bob"])
+    url = reverse("reports:sheets", args=["alpha"])
+    with CaptureQueriesContext(connection) as first:
+        assert "outdated" not in client.get(url).content.decode()
+    with CaptureQueriesContext(connection) as second:
+        assert "outdated" not in client.get(url).content.decode()
+    # The second visit reads the fingerprint from the cache: no snapshot, far fewer queries.
+    assert len(second.captured_queries) < len(first.captured_queries) - 5
+
+    def outdated_after(change: Any) -> bool:
+        change()
+        stale = "outdated" in client.get(url).content.decode()
+        Sheet.objects.filter(pk=sheet.pk).update(fingerprint=_fresh_fingerprint(sheet))
+        assert "outdated" not in client.get(url).content.decode()
+        return stale
+
+    volcano, quota = evaluation["volcano"], evaluation["actions"][0]
+    assert outdated_after(
+        lambda: poc_services.result_record(
+            candidate=volcano,
+            action=quota,
+            outcome="failed",
+            failure_cause="x",
+            change_reason="nightly",
+            actor=None,
+        )
+    )
+    latest = Result.objects.filter(candidate=volcano, action=quota).latest("pk")
+    assert outdated_after(
+        lambda: poc_services.evidence_attach_file(
+            result=latest,
+            upload=SimpleUploadedFile("log.txt", b"nightly log"),
+            actor=evaluation["bob"],
+        )
+    )
+    assert outdated_after(
+        lambda: evaluation_services.action_update(
+            action=quota, actor=evaluation["alice"], question="Reworded?"
+        )
+    )
+    assert outdated_after(
+        lambda: poc_services.responsibility_set(
+            candidate=volcano,
+            area="upgrade_rollback",
+            party="vendor",
+            person="Vendor support desk",
+            actor=evaluation["alice"],
+        )
+    )
+
+
+def _fresh_fingerprint(sheet: Sheet) -> str:
+    """The project's fingerprint now: the revision is made current again for the next step."""
+    from reports.snapshot import content_fingerprint
+
+    return content_fingerprint(sheet.project, candidate_slugs=sheet.candidate_slugs)
