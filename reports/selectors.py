@@ -1,4 +1,5 @@
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import IO, cast
 
@@ -19,10 +20,18 @@ from evaluations.models import (
     TeamRole,
     Tier,
 )
+from evaluations.selectors import ProjectAccess
 from poc.models import Evidence, ProbeRun, Result
 from poc.selectors import EVIDENCE_STATUSES
 from reports.diff import Changes, snapshot_changes
-from reports.models import OPEN_STATUSES, Decision, Sheet, SignOff
+from reports.models import (
+    OPEN_STATUSES,
+    WITHDRAWABLE_STATUSES,
+    Decision,
+    Sheet,
+    SheetStatus,
+    SignOff,
+)
 from reports.snapshot import (
     FORMAT,
     build_snapshot,
@@ -322,3 +331,63 @@ def notice_counts() -> list[tuple[str, float]]:
         ("waiting", float(pending.filter(attempts__lt=MAX_ATTEMPTS).count())),
         ("given_up", float(pending.filter(attempts__gte=MAX_ATTEMPTS).count())),
     ]
+
+
+@dataclass
+class SheetReview:
+    """What one member's sheet page shows: decisions so far, whether the project moved on since
+    the freeze (and how), the roles this person may decide for now or why not, and the
+    changes since the previous comparable revision."""
+
+    decided: dict[str, SignOff]
+    stale: bool
+    since_freeze: Changes | None
+    open_roles: list[str]
+    blocked_roles: list[str]
+    may_withdraw: bool
+    required: list[tuple[str, SignOff | None]]
+    rejections: list[tuple[str, SignOff]]
+    stuck: bool
+    previous: Sheet | None = None
+    changes: Changes | None = None
+
+
+def sheet_review(
+    sheet: Sheet, user: User, access: ProjectAccess, *, with_changes: bool = True
+) -> SheetReview:
+    """The reads behind a sheet page. Staleness rebuilds the snapshot, so it is judged only for
+    a sheet open for sign-off (not while the page polls a rendering one); `with_changes`
+    compares with the previous revision (skipped for polls too)."""
+    decided = {s.role: s for s in signoffs_for_sheet(sheet)}
+    open_for_sign_off = sheet.status == SheetStatus.READY
+    stale = open_for_sign_off and sheet_is_stale(sheet)
+    open_roles, blocked_roles = [], []
+    for role in access.roles:
+        if role in sheet.required_roles and role not in decided and open_for_sign_off:
+            refusal = signer_refusal(sheet, user, role)
+            if refusal is None:
+                open_roles.append(role)
+            else:
+                blocked_roles.append(refusal)
+    review = SheetReview(
+        decided=decided,
+        stale=stale,
+        since_freeze=changes_since_freeze(sheet) if stale else None,
+        open_roles=open_roles,
+        blocked_roles=blocked_roles,
+        may_withdraw=sheet.status in WITHDRAWABLE_STATUSES
+        and (access.is_admin or sheet.generated_by_id == user.pk)
+        and access.can_write,
+        required=[(str(TeamRole(r).label), decided.get(r)) for r in sheet.required_roles],
+        rejections=[
+            (str(TeamRole(r).label), so)
+            for r, so in decided.items()
+            if so.decision == Decision.REJECT
+        ],
+        stuck=sheet_work_is_stuck(sheet),
+    )
+    if with_changes:
+        review.previous = previous_comparable_sheet(sheet)
+        if review.previous is not None:
+            review.changes = snapshot_changes(review.previous.snapshot, sheet.snapshot)
+    return review

@@ -16,7 +16,6 @@ from evaluations import services as evaluation_services
 from evaluations.models import Project, TeamRole
 from evaluations.selectors import ProjectAccess
 from reports import exports, selectors, services, signing
-from reports.diff import snapshot_changes
 from reports.forms import (
     RecommendationForm,
     ReviewFreezeForm,
@@ -26,7 +25,7 @@ from reports.forms import (
     VerifyForm,
     WithdrawForm,
 )
-from reports.models import WITHDRAWABLE_STATUSES, Decision, SheetStatus
+from reports.models import Decision, SheetStatus
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -222,49 +221,31 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
                 return redirect("reports:sheet", slug=slug, revision=revision)
         else:
             errors = [str(e) for es in form.errors.values() for e in es]
-    decided = {s.role: s for s in selectors.signoffs_for_sheet(current)}
-    # Only a sheet open for sign-off can go stale in a way that matters, and the check rebuilds
-    # the snapshot: skip it while the page polls a rendering sheet every second.
-    stale = current.status == SheetStatus.READY and selectors.sheet_is_stale(current)
-    open_for_sign_off = current.status == SheetStatus.READY
-    my_open_roles, my_blocked_roles = [], []
-    for role in access.roles:
-        if role in current.required_roles and role not in decided and open_for_sign_off:
-            refusal = selectors.signer_refusal(current, request.user, role)
-            if refusal is None:
-                my_open_roles.append(role)
-            else:
-                my_blocked_roles.append(refusal)
+    # A page that polls a rendering sheet gets the comparisons only with its last answer.
+    polling = request.htmx and current.status in (SheetStatus.PENDING, SheetStatus.RENDERING)
+    review = selectors.sheet_review(current, request.user, access, with_changes=not polling)
     context = {
         "access": access,
         "project": access.project,
         "tab": "sheets",
         "sheet": current,
-        "decided": decided,
-        "stale": stale,
-        "since_freeze": selectors.changes_since_freeze(current) if stale else None,
+        "decided": review.decided,
+        "stale": review.stale,
+        "since_freeze": review.since_freeze,
         "errors": errors,
-        "open_roles": my_open_roles,
-        "may_withdraw": current.status in WITHDRAWABLE_STATUSES
-        and (access.is_admin or current.generated_by_id == request.user.pk)
-        and access.can_write,
-        "blocked_roles": my_blocked_roles,
+        "open_roles": review.open_roles,
+        "may_withdraw": review.may_withdraw,
+        "blocked_roles": review.blocked_roles,
         "decisions": Decision.choices,
-        "required": [(TeamRole(r).label, decided.get(r)) for r in current.required_roles],
-        "stuck": selectors.sheet_work_is_stuck(current),
-        "rejections": [
-            (TeamRole(r).label, so) for r, so in decided.items() if so.decision == Decision.REJECT
-        ],
+        "required": review.required,
+        "stuck": review.stuck,
+        "rejections": review.rejections,
         "tables": exports.TABLE_LABELS.items(),
         "role_labels": dict(TeamRole.choices),
     }
-    # Changes since the previous revision sit between the status and the sign-off; a page that
-    # polls a rendering sheet gets them only with its last answer.
-    if not request.htmx or current.status not in (SheetStatus.PENDING, SheetStatus.RENDERING):
-        previous = selectors.previous_comparable_sheet(current)
-        if previous is not None:
-            context["previous"] = previous
-            context["changes"] = snapshot_changes(previous.snapshot, current.snapshot)
+    if review.previous is not None:
+        context["previous"] = review.previous
+        context["changes"] = review.changes
     if request.htmx:
         return render(request, "reports/sheet_status.html#status", context)
     return render(request, "reports/sheet_detail.html", context, status=422 if errors else 200)

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import Project
-from poc import junit, selectors, services
+from poc import selectors, services
 from poc.api.access import api_project, api_projects, request_token
 from poc.api.idempotency import idempotent
 from poc.models import Run, TokenScope
@@ -279,43 +279,25 @@ class JUnitImportApi(APIView):
             if problem := text_problem(value):
                 return Response({"detail": f"query parameter {name} {problem}"}, status=400)
         try:
-            cases = junit.parse_testcases(body)
-        except junit.JUnitError as exc:
-            return Response({"detail": str(exc)}, status=400)
-        keys = evaluation_selectors.action_keys_with_aliases(project)
-        outcomes, unmapped = junit.outcomes_by_action(cases, keys)
-        rows = [
-            {
-                "candidate": candidate,
-                "action": o.key,
-                "outcome": o.outcome,
-                "failure_cause": o.failure_cause,
-                "note": "JUnit testcases: " + ", ".join(o.testcases)[:1000],
-            }
-            for o in outcomes
-        ]
-        if not rows:
-            return Response(
-                {"detail": "no testcase maps to an action of this project", "unmapped": unmapped},
-                status=400,
+            stored = services.junit_ingest(
+                project=project,
+                candidate=candidate,
+                external_id=external_id,
+                report=body,
+                token=request_token(request),
+                user=None if request_token(request) else request.user,
             )
-        run = services.RunData(external_id=external_id, candidate=candidate)
-        try:
-            valid = services.validate_rows(project, rows)
         except services.IngestError as exc:
-            return Response(
-                {"detail": exc.message or "bad results", "errors": exc.errors}, status=400
-            )
-        record, notable = services.results_ingest(
-            project=project,
-            run=run,
-            rows=valid,
-            token=request_token(request),
-            user=None if request_token(request) else request.user,
-            kind="junit",
-            unmapped=unmapped,
+            answer: dict[str, Any] = {"detail": exc.message or "bad results"}
+            if exc.errors:
+                answer["errors"] = exc.errors
+            if exc.unmapped is not None:
+                answer["unmapped"] = exc.unmapped
+            return Response(answer, status=400)
+        return Response(
+            _import_response(stored.record, stored.record.run, stored.notable, stored.unmapped),
+            status=201,
         )
-        return Response(_import_response(record, record.run, notable, unmapped), status=201)
 
 
 class EvidenceCreateApi(APIView):

@@ -1,6 +1,14 @@
 """Every write to the PoC app, split by topic; import from here (`from poc import services`)."""
 
-from poc.services.ingest import IngestError, ResultRow, RunData, results_ingest, validate_rows
+from poc.services.ingest import (
+    IngestError,
+    JUnitImport,
+    ResultRow,
+    RunData,
+    junit_ingest,
+    results_ingest,
+    validate_rows,
+)
 from poc.services.results import (
     BOUNDARY_FIELDS,
     boundary_update,
@@ -30,6 +38,8 @@ __all__ = [
     "responsibility_set",
     "result_record",
     "results_ingest",
+    "junit_ingest",
+    "JUnitImport",
     "sanitize_filename",
     "validate_rows",
 ]

@@ -12,8 +12,10 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
+from evaluations import selectors as evaluation_selectors
 from evaluations.models import OWNER_TEAMS, AcceptanceAction, ActionKeyRename, Project
 from evaluations.services import event_record
+from poc import junit
 from poc.models import (
     ApiToken,
     Evidence,
@@ -38,12 +40,19 @@ _url = URLValidator(schemes=["http", "https"])
 
 
 class IngestError(Exception):
-    """Some rows are bad: nothing was stored. `errors` lists every bad row by index."""
+    """Some rows are bad: nothing was stored. `errors` lists every bad row by index;
+    `unmapped`, for a JUnit report, the testcases that name no action."""
 
-    def __init__(self, errors: list[dict[str, Any]], message: str = "") -> None:
+    def __init__(
+        self,
+        errors: list[dict[str, Any]],
+        message: str = "",
+        unmapped: list[dict[str, str]] | None = None,
+    ) -> None:
         super().__init__(message or f"{len(errors)} bad rows")
         self.errors = errors
         self.message = message
+        self.unmapped = unmapped
 
 
 @dataclass(frozen=True)
@@ -425,3 +434,54 @@ def _run_for(project: Project, run: RunData) -> Run:
                 setattr(run_row, name, value)
             run_row.save()
     return run_row
+
+
+@dataclass(frozen=True)
+class JUnitImport:
+    record: RunImport
+    notable: dict[str, list[dict[str, str]]]
+    unmapped: list[dict[str, str]]
+
+
+def junit_ingest(
+    *,
+    project: Project,
+    candidate: str,
+    external_id: str,
+    report: bytes,
+    token: ApiToken | None,
+    user: User | None,
+) -> JUnitImport:
+    """Store a JUnit report as one run's results for one candidate: each testcase names an
+    action by its key (or a former key) and the worst outcome of an action's testcases wins.
+    Raises IngestError naming what is wrong (unreadable report, no testcase that maps, bad
+    rows); nothing is stored then."""
+    try:
+        cases = junit.parse_testcases(report)
+    except junit.JUnitError as exc:
+        raise IngestError([], str(exc)) from exc
+    keys = evaluation_selectors.action_keys_with_aliases(project)
+    outcomes, unmapped = junit.outcomes_by_action(cases, keys)
+    rows = [
+        {
+            "candidate": candidate,
+            "action": o.key,
+            "outcome": o.outcome,
+            "failure_cause": o.failure_cause,
+            "note": "JUnit testcases: " + ", ".join(o.testcases)[:1000],
+        }
+        for o in outcomes
+    ]
+    if not rows:
+        raise IngestError([], "no testcase maps to an action of this project", unmapped)
+    valid = validate_rows(project, rows)
+    record, notable = results_ingest(
+        project=project,
+        run=RunData(external_id=external_id, candidate=candidate),
+        rows=valid,
+        token=token,
+        user=user,
+        kind="junit",
+        unmapped=unmapped,
+    )
+    return JUnitImport(record, notable, unmapped)
