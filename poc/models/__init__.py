@@ -30,9 +30,11 @@ from poc.models.results import (
     Source,
     TokenScope,
     evidence_upload_to,
+    outcome_detail_problems,
 )
 
 __all__ = [
+    "outcome_detail_problems",
     "FINISHED_STATUSES",
     "SECRET_FIELDS",
     "Cluster",

@@ -101,23 +101,42 @@ class Result(models.Model):
         raise AppendOnlyError("results are append-only and cannot be deleted")
 
     def clean(self) -> None:
-        errors: dict[str, str] = {}
-        if self.outcome == Outcome.FAILED and not self.failure_cause.strip():
-            errors["failure_cause"] = str(_("A failed result needs its failure cause."))
-        if self.outcome == Outcome.NEEDS_INTEGRATION:
-            if not self.integration_what.strip():
-                errors["integration_what"] = str(_("Say what must be integrated."))
-            if not self.integration_owner_team:
-                errors["integration_owner_team"] = str(
-                    _("Name the team that owns the integration.")
-                )
-            if self.integration_effort_days is None:
-                errors["integration_effort_days"] = str(_("Estimate the effort in person-days."))
+        errors = outcome_detail_problems(
+            outcome=self.outcome,
+            failure_cause=self.failure_cause,
+            integration_what=self.integration_what,
+            integration_owner_team=self.integration_owner_team,
+            integration_effort_days=self.integration_effort_days,
+        )
         both = self.candidate_id and self.action_id
         if both and self.candidate.project_id != self.action.project_id:
             errors["action"] = str(_("The action belongs to another project."))
         if errors:
             raise ValidationError(errors)
+
+
+def outcome_detail_problems(
+    *,
+    outcome: str,
+    failure_cause: str,
+    integration_what: str,
+    integration_owner_team: str,
+    integration_effort_days: Decimal | None,
+) -> dict[str, str]:
+    """What a result of this outcome still lacks, by field: a failure needs its cause; a
+    needed integration, what to integrate, the owning team and the effort. The one home of
+    this rule: the model's clean, and bulk ingest from CI (which skips full_clean), call it."""
+    problems: dict[str, str] = {}
+    if outcome == Outcome.FAILED and not failure_cause.strip():
+        problems["failure_cause"] = str(_("A failed result needs its failure cause."))
+    if outcome == Outcome.NEEDS_INTEGRATION:
+        if not integration_what.strip():
+            problems["integration_what"] = str(_("Say what must be integrated."))
+        if not integration_owner_team:
+            problems["integration_owner_team"] = str(_("Name the team that owns the integration."))
+        if integration_effort_days is None:
+            problems["integration_effort_days"] = str(_("Estimate the effort in person-days."))
+    return problems
 
 
 class ResultCell(models.Model):

@@ -26,6 +26,7 @@ from poc.models import (
     Run,
     RunImport,
     Source,
+    outcome_detail_problems,
 )
 from poc.services.cells import lock_cells
 from workbench.bulk import bulk_insert
@@ -36,6 +37,13 @@ MAX_TEXT = 20_000
 MAX_EVIDENCE_URLS = 20
 OWNER_VALUES = {value for value, _label in OWNER_TEAMS}
 OUTCOMES = frozenset(Outcome.values)
+# The API's names for the result fields the outcome rule names.
+API_FIELD_NAMES = {
+    "failure_cause": "failure_cause",
+    "integration_what": "integration.what",
+    "integration_owner_team": "integration.owner_team",
+    "integration_effort_days": "integration.effort_days",
+}
 _url = URLValidator(schemes=["http", "https"])
 
 
@@ -154,8 +162,6 @@ def validate_rows(
             problems["outcome"] = f"{str(outcome)[:60]!r} is not one of {', '.join(Outcome.values)}"
         note = _text(raw, "note", problems)
         failure_cause = _text(raw, "failure_cause", problems)
-        if outcome == Outcome.FAILED and not failure_cause:
-            problems["failure_cause"] = "a failed result needs its failure cause"
         integration = raw.get("integration") or {}
         what = owner = ""
         effort: Decimal | None = None
@@ -164,13 +170,23 @@ def validate_rows(
         elif outcome == Outcome.NEEDS_INTEGRATION:
             what = _text(integration, "what", problems)
             owner = integration.get("owner_team") or ""
-            if not what:
-                problems["integration.what"] = "say what must be integrated"
-            if not isinstance(owner, str) or owner not in OWNER_VALUES:
+            if owner and (not isinstance(owner, str) or owner not in OWNER_VALUES):
                 problems["integration.owner_team"] = (
                     f"{str(owner)[:60]!r} is not one of {', '.join(sorted(OWNER_VALUES))}"
                 )
+                owner = ""
             effort = _effort(integration.get("effort_days"), problems)
+        if isinstance(outcome, str) and isinstance(integration, dict):
+            # What the outcome requires, by the rule the model applies (bulk inserts skip it).
+            lacking = outcome_detail_problems(
+                outcome=outcome,
+                failure_cause=failure_cause,
+                integration_what=what,
+                integration_owner_team=owner,
+                integration_effort_days=effort,
+            )
+            for name, message in lacking.items():
+                problems.setdefault(API_FIELD_NAMES[name], message)
         urls = raw.get("evidence_urls") or []
         if not isinstance(urls, list) or len(urls) > MAX_EVIDENCE_URLS:
             problems["evidence_urls"] = f"must be a list of at most {MAX_EVIDENCE_URLS} URLs"
@@ -208,8 +224,12 @@ def validate_rows(
 
 
 def _effort(raw: Any, problems: dict[str, str]) -> Decimal | None:
-    if isinstance(raw, bool) or raw is None or raw == "":
-        problems["integration.effort_days"] = "estimate the effort in person-days (a number)"
+    """The effort as a number of person-days, or None when absent (the outcome rule says
+    whether it is needed) or malformed (the problem is named)."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, bool):
+        problems["integration.effort_days"] = f"{raw!r} is not a number"
         return None
     try:
         value = Decimal(str(raw))

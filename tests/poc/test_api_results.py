@@ -118,6 +118,36 @@ def test_one_bad_row_stores_nothing_and_every_bad_row_is_listed(suite) -> None:
     assert not Result.objects.exists() and not Run.objects.exists()
 
 
+def test_bulk_rows_and_single_results_lack_the_same_things_in_the_same_words(suite) -> None:
+    """One rule (poc.models.outcome_detail_problems) for the model and bulk ingest, which skips
+    full_clean: the same lacking fields, named in the same words, in the reader's language."""
+    from django.core.exceptions import ValidationError
+
+    from poc import services as poc_services
+
+    client, _, _ = token_client(suite["alpha"])
+    row = {"candidate": "volcano", "action": "quota-hit", "outcome": "needs_integration"}
+    for language in ("en", "zh-hans"):
+        answer = post_results(client, "alpha", payload([row]), **{"Accept-Language": language})
+        bulk = answer.json()["errors"][0]["errors"]
+        from django.utils import translation
+
+        with translation.override(language), pytest.raises(ValidationError) as single:
+            poc_services.result_record(
+                candidate=suite["volcano"],
+                action=suite["actions"][0],
+                outcome="needs_integration",
+                actor=None,
+            )
+        assert bulk == {
+            "integration.what": single.value.message_dict["integration_what"][0],
+            "integration.owner_team": single.value.message_dict["integration_owner_team"][0],
+            "integration.effort_days": single.value.message_dict["integration_effort_days"][0],
+        }
+    assert "人天" in bulk["integration.effort_days"]  # the Chinese answer is in Chinese
+    assert not Result.objects.exists()
+
+
 @pytest.mark.parametrize(
     "body",
     [
