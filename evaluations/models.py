@@ -10,6 +10,8 @@ from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from workbench.languages import is_chinese
+
 
 class Workload(models.TextChoices):
     TRAINING = "training", _("Training")
@@ -183,7 +185,7 @@ class LocalizedTextMixin:
 
 def language_suffix() -> str:
     """`zh` when the active language is Chinese, else `en`: the suffix of catalog text fields."""
-    return "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+    return "zh" if is_chinese(get_language()) else "en"
 
 
 class LibraryTextMixin:

@@ -69,6 +69,7 @@ from poc.models import (
     RunImport,
 )
 from reports.models import Sheet, SignOff
+from workbench.hashing import sha256_chunks
 
 FORMAT = "workbench-project-archive/1"
 MAX_ARCHIVE_ENTRIES = 1_000_000
@@ -143,12 +144,8 @@ def _user_fields(model: type[models.Model]) -> list[models.ForeignKey]:
 
 
 def _sha256_of(name: str) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
     with default_storage.open(name, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
+        return sha256_chunks(iter(lambda: handle.read(1024 * 1024), b""))
 
 
 def export_project(project: Project, target: Any) -> dict[str, int]:

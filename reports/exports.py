@@ -16,6 +16,7 @@ from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from evaluations.models import Tier
+from poc import selectors as poc_selectors
 from poc.models import Outcome
 from workbench.spreadsheets import formula_safe
 
@@ -25,7 +26,7 @@ TABLE_LABELS = {
     "comparison": _("Comparison"),
     "responsibilities": _("Responsibilities"),
 }
-OUTCOME_ORDER = ("passed", "failed", "not_covered", "needs_integration")
+OUTCOME_ORDER = tuple(o.value for o in poc_selectors.OUTCOME_ORDER)  # the matrix's order
 # Fill colours of outcome cells in XLSX, matching the pages' outcome colours.
 OUTCOME_FILLS = {
     "passed": "D7F0DE",

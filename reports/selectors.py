@@ -40,6 +40,7 @@ from reports.snapshot import (
     sha256_hex,
     snapshot_and_hash,
 )
+from workbench.languages import product_language
 
 log = logging.getLogger(__name__)
 
@@ -208,9 +209,7 @@ def sheets_page_with_staleness(
 
 def current_snapshot(project: Project, language: str) -> dict:
     """The project as a sheet would freeze it now, every candidate included (for exports)."""
-    return build_snapshot(
-        project, language="zh-hans" if language.startswith("zh") else "en", candidate_slugs=[]
-    )
+    return build_snapshot(project, language=product_language(language), candidate_slugs=[])
 
 
 def previous_comparable_sheet(sheet: Sheet) -> Sheet | None:

@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from workbench.models import UserPreference, WorkerCheck
+from workbench.people import stored_user
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +20,7 @@ def worker_check_request(*, user: User | AnonymousUser) -> WorkerCheck:
     """Create a check row and send it to the queue once the row is committed."""
     from workbench.tasks import worker_check_task
 
-    check = WorkerCheck.objects.create(requested_by=user if user.is_authenticated else None)
+    check = WorkerCheck.objects.create(requested_by=stored_user(user))
     transaction.on_commit(lambda: worker_check_task.delay(check.pk))
     return check
 

@@ -34,3 +34,12 @@ def first_unstorable(value: Any, where: str) -> str:
         elif isinstance(item, list):
             pending.extend((child, f"{path}[{n}]") for n, child in enumerate(item))
     return ""
+
+
+def first_free(base: str, taken: set[str] | frozenset[str]) -> str:
+    """`base`, or `base-2`, `base-3`... whichever is first not in `taken`."""
+    name, n = base, 2
+    while name in taken:
+        name = f"{base}-{n}"
+        n += 1
+    return name

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from evaluations.audit import entry_hash, normalised
 from evaluations.models import AuditHead, Project, ProjectEvent
+from workbench.people import stored_user
 
 
 def _locked_head(project: Project) -> AuditHead:
@@ -34,7 +35,7 @@ def event_record(
 ) -> ProjectEvent:
     """Append to a project's history. Called inside the service that made the change, so the
     entry commits (or rolls back) with the change it records."""
-    user = actor if actor is not None and actor.is_authenticated else None
+    user = stored_user(actor)
     actor_name = user.get_username() if user is not None else ""
     before, after = normalised(before), normalised(after)
     subject = subject[:255]

@@ -17,6 +17,7 @@ from evaluations.models import (
 )
 from evaluations.services.freeze import scope_edit_guard
 from evaluations.services.history import event_record
+from workbench.text import first_free
 
 
 def _candidate_state(candidate: Candidate) -> dict[str, Any]:
@@ -30,11 +31,7 @@ def _candidate_state(candidate: Candidate) -> dict[str, Any]:
 
 def _unique_candidate_slug(project: Project, base: str) -> str:
     taken = set(Candidate.objects.filter(project=project).values_list("slug", flat=True))
-    slug, n = base, 2
-    while slug in taken:
-        slug = f"{base}-{n}"
-        n += 1
-    return slug
+    return first_free(base, taken)
 
 
 @transaction.atomic

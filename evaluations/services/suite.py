@@ -23,6 +23,9 @@ from evaluations.models import (
 )
 from evaluations.services.freeze import scope_edit_guard
 from evaluations.services.history import event_record
+from workbench.languages import is_chinese
+from workbench.people import stored_user
+from workbench.text import first_free
 
 REQUIREMENT_FIELDS = ("feature", "dimension", "owner_team", "importance")
 ACTION_FIELDS = ("key", "question", "steps", "expected_evidence", "pass_criterion", "scenario")
@@ -222,11 +225,7 @@ def unique_action_key(project: Project, base: str, taken: set[str] | None = None
         if taken is not None
         else set(AcceptanceAction.objects.filter(project=project).values_list("key", flat=True))
     )
-    key, n = base, 2
-    while key in taken:
-        key = f"{base}-{n}"
-        n += 1
-    return key
+    return first_free(base, taken)
 
 
 @transaction.atomic
@@ -312,7 +311,7 @@ def action_update(
             project=action.project,
             old_key=old_key,
             new_key=action.key,
-            renamed_by=actor if actor is not None and actor.is_authenticated else None,
+            renamed_by=stored_user(actor),
         )
     event_record(
         project=action.project,
@@ -457,7 +456,7 @@ def template_set_apply(
     scope_edit_guard(project)
     Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise applies
     plan = template_set_plan(project=project, template_set=template_set)
-    suffix = "zh" if language.lower().startswith("zh") else "en"
+    suffix = "zh" if is_chinese(language) else "en"
     requirements_created = actions_created = 0
     for planned in plan.requirements:
         if not planned.new_actions:

@@ -8,7 +8,6 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -23,6 +22,7 @@ from evaluations.forms import (
 )
 from evaluations.models import AcceptanceAction, Requirement
 from workbench.forms import form_add_service_error
+from workbench.languages import product_language
 from workbench.typing import AuthedHttpRequest
 
 SUITE_TEMPLATE = "evaluations/suite.html"
@@ -315,7 +315,7 @@ def template_apply(request: AuthedHttpRequest, slug: str, set_key: str) -> HttpR
     """GET: a preview of what applying the set adds. POST: apply it."""
     access = selectors.project_access(request.user, slug, write=request.method == "POST")
     template_set = selectors.template_set_by_key(set_key)
-    language = "zh-hans" if (get_language() or "").startswith("zh") else "en"
+    language = product_language()
     form = TemplateApplyForm(request.POST or None, initial={"language": language})
     if request.method == "POST" and form.is_valid():
         report = services.template_set_apply(

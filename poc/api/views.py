@@ -21,6 +21,7 @@ from poc import selectors, services
 from poc.api.access import api_project, api_projects, request_token
 from poc.api.idempotency import idempotent
 from poc.models import Run, TokenScope
+from workbench.hashing import sha256_chunks
 from workbench.text import text_problem
 
 
@@ -359,10 +360,6 @@ class EvidenceCreateApi(APIView):
 
 
 def _sha256(upload: Any) -> bytes:
-    import hashlib
-
-    digest = hashlib.sha256()
-    for chunk in upload.chunks():
-        digest.update(chunk)
+    hexdigest, _size = sha256_chunks(upload.chunks())
     upload.seek(0)
-    return digest.hexdigest().encode()
+    return hexdigest.encode()

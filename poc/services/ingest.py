@@ -30,6 +30,7 @@ from poc.models import (
 )
 from poc.services.cells import lock_cells
 from workbench.bulk import bulk_insert
+from workbench.people import stored_user
 from workbench.text import text_problem
 
 MAX_ROWS = 5000
@@ -285,7 +286,7 @@ def results_ingest(
         .filter(project=project, candidate_id__in=candidate_ids, action_id__in=action_ids)
         .values_list("candidate_id", "action_id", "outcome", "result_id", "result_count")
     }
-    actor = user if user is not None and user.is_authenticated else None
+    actor = stored_user(user)
     counts = dict.fromkeys(("new", "unchanged", "changed", "regressed", "recovered"), 0)
     latest = {key: (outcome, result_id) for key, (outcome, result_id, _n) in cells.items()}
     previous_ids: list[int | None] = []

@@ -42,6 +42,7 @@ from poc.probes import parsers, present
 from poc.probes.facts import FACTS_FORMAT, NodeFacts
 from poc.probes.rules import checks, health
 from poc.services.ingest import ResultRow, RunData, StoredFile, results_ingest
+from workbench.people import stored_user
 from workbench.text import first_unstorable
 
 log = logging.getLogger(__name__)
@@ -179,7 +180,7 @@ def probe_binding_set(
     if binding is None:
         binding = ProbeBinding(project_id=action.project_id, action=action)
     binding.check_key, binding.params = check, cleaned
-    binding.updated_by = actor if actor is not None and actor.is_authenticated else None
+    binding.updated_by = stored_user(actor)
     binding.full_clean()
     binding.save()
     event_record(
@@ -258,7 +259,7 @@ def probe_record(
     if not nodes:
         raise ProbeInputError(_("The probe read no node."))
     judged = [(node, health.judge_node(node.facts)) for node in nodes]
-    actor = actor if actor is not None and actor.is_authenticated else None
+    actor = stored_user(actor)
     with _files_removed_on_rollback() as created, transaction.atomic():
         run = ProbeRun.objects.create(
             project=project,

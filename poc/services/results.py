@@ -30,6 +30,7 @@ from poc.models import (
     Source,
 )
 from poc.services.cells import lock_cells
+from workbench.people import stored_user
 
 # --- results -----------------------------------------------------------------------------
 
@@ -99,7 +100,7 @@ def result_record(
         source=source,
         run_reference=run_reference.strip()[:300],
         previous=previous,
-        recorded_by=actor if actor is not None and actor.is_authenticated else None,
+        recorded_by=stored_user(actor),
     )
     result.full_clean()
     result.save()
@@ -212,7 +213,7 @@ def evidence_attach_file(*, result: Result, upload: File, actor: User | None) ->
         sha256=digest.hexdigest(),
         size=size,
         content_type=detect_content_type(head, name),
-        uploaded_by=actor if actor is not None and actor.is_authenticated else None,
+        uploaded_by=stored_user(actor),
     )
     stored_name = evidence_storage_name(evidence)
     created_file = False
@@ -253,7 +254,7 @@ def evidence_attach_link(*, result: Result, url: str, name: str, actor: User | N
         kind=EvidenceKind.LINK,
         url=url.strip(),
         name=sanitize_filename(name) if name.strip() else url.strip()[:255],
-        uploaded_by=actor if actor is not None and actor.is_authenticated else None,
+        uploaded_by=stored_user(actor),
     )
     evidence.full_clean()
     if not evidence.url.lower().startswith(("http://", "https://")):

@@ -13,6 +13,7 @@ from django.utils import timezone
 from evaluations.models import Membership, Project
 from evaluations.services import event_record
 from poc.models import ApiToken
+from workbench.people import stored_user
 
 TOKEN_PREFIX = "wbt"
 DEFAULT_EXPIRY_DAYS = 90  # every token expires; the longest a person may choose is a year
@@ -44,7 +45,7 @@ def api_token_create(
         token_hash=token_hash(raw),
         scopes=sorted(set(scopes)),
         expires_at=timezone.now() + timedelta(days=expires_days) if expires_days else None,
-        created_by=actor if actor is not None and actor.is_authenticated else None,
+        created_by=stored_user(actor),
     )
     token.full_clean()
     token.save()
