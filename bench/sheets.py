@@ -1,18 +1,22 @@
-"""A procurement sheet for 5 candidates x 200 actions: render and seal time, peak memory,
-pages per second, and the ratio against WeasyPrint rendering the same HTML file alone.
+"""A procurement sheet: generate, render and seal time, peak memory, pages per second, and
+the ratio against WeasyPrint rendering the same HTML file alone.
 
-Targets: rendered and sealed in 5 s or less, peak memory under 400 MB, our overhead under
-1.3x. Run with `make bench` or `.venv/bin/python bench/sheets.py` (PostgreSQL from
-DATABASE_URL, a throwaway database).
+The project has ten CI runs of history, each result with an evidence link. Sizes and targets
+(the sheet issue's): 5 candidates x 200 actions in 3 s or less and under 400 MB (the default),
+`bench/sheets.py 10 300` in 5 s and under 400 MB, `bench/sheets.py 10 1000` in 15 s and under
+500 MB; our overhead under 1.3x WeasyPrint alone. Run with `make bench` or
+`.venv/bin/python bench/sheets.py [CANDIDATES ACTIONS]` (PostgreSQL from DATABASE_URL, a
+throwaway database).
 
 "Alone" is WeasyPrint with its default options turning the sheet's HTML file into a PDF in a
 process of its own, timed inside that process (interpreter start and imports excluded), which
 is what `weasyprint sheet.html sheet.pdf` does.
 """
 
+import gc
 import json
 import random
-import resource
+import re
 import statistics
 import subprocess
 import sys
@@ -22,7 +26,13 @@ from pathlib import Path
 
 from _setup import bulk_actions, django_on_throwaway_database
 
-CANDIDATES, ACTIONS, REPEAT = 5, 200, 3
+# Sizes from the command line: `bench/sheets.py 10 300`; ten CI runs of history by default.
+CANDIDATES, ACTIONS = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) > 2 else (5, 200)
+HISTORY = 10
+REPEAT = 3 if CANDIDATES * ACTIONS <= 1000 else 1
+# (seconds, peak MB) the sheet issue asks for at each size; other sizes are held to the largest.
+TARGETS = {(5, 200): (3.0, 400), (10, 300): (5.0, 400), (10, 1000): (15.0, 500)}
+TARGET_S, TARGET_MB = TARGETS.get((CANDIDATES, ACTIONS), (15.0, 500))
 
 ALONE = """
 import json, re, sys, time
@@ -138,7 +148,14 @@ def main() -> None:
         settings.SHEET_SIGNING_PASSPHRASE = "bench"
         create_self_signed_p12(__import__("pathlib").Path(settings.SHEET_SIGNING_P12), "bench")
         call_command("seed_catalog", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
-        project, user = build()
+        project, user = build(CANDIDATES, ACTIONS, history=HISTORY)
+        # Peak memory is the sheets' work, not building the benchmark's data: the data's
+        # objects are freed and the peak-RSS mark of this process is reset (Linux clear_refs).
+        gc.collect()
+        from workbench.memory import release_free_memory
+
+        release_free_memory()
+        Path("/proc/self/clear_refs").write_text("5")
         ours, alone, alone_peak, pages = [], [], 0.0, 0
         phases: dict[str, list[float]] = {"generate": [], "render": [], "seal": []}
         for _ in range(REPEAT):
@@ -169,12 +186,14 @@ def main() -> None:
             measured = weasyprint_alone(rendering.sheet_html(Sheet.objects.get(pk=sheet.pk)))
             alone.append(measured["seconds"])
             alone_peak = max(alone_peak, measured["peak_mb"])
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        hwm = re.search(r"VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text())
+        assert hwm is not None
+        peak_mb = int(hwm.group(1)) / 1024
         ours_s, alone_s = statistics.median(ours), statistics.median(alone)
         print(f"sheet: {CANDIDATES} candidates x {ACTIONS} actions, {pages} pages (zh-hans)")
         print(
             f"generate + render + seal (ours): {ours_s:.2f} s median of {REPEAT} "
-            f"(target <= 5 s): {'OK' if ours_s <= 5 else 'OVER'}"
+            f"(target <= {TARGET_S:.0f} s): {'OK' if ours_s <= TARGET_S else 'OVER'}"
         )
         print(
             "  of which                       "
@@ -187,8 +206,8 @@ def main() -> None:
             f"{'OK' if ours_s / alone_s < 1.3 else 'OVER'}"
         )
         print(
-            f"peak memory (this process RSS):  {peak_mb:.0f} MB (target < 400 MB): "
-            f"{'OK' if peak_mb < 400 else 'OVER'}"
+            f"peak memory (RSS from generate): {peak_mb:.0f} MB (target < {TARGET_MB} MB): "
+            f"{'OK' if peak_mb < TARGET_MB else 'OVER'}"
         )
     finally:
         teardown()

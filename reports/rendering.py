@@ -77,6 +77,19 @@ def _summary_context(snapshot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _evidence_groups(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """The evidence index by candidate, in the sheet's column order, each in recorded order."""
+    names = {c["slug"]: f"{c['solution']} {c['version']}".strip() for c in snapshot["candidates"]}
+    groups: dict[str, list[dict[str, Any]]] = {slug: [] for slug in names}
+    for item in snapshot.get("evidence", []):
+        groups.setdefault(item["candidate"], []).append(item)
+    return [
+        {"name": names.get(slug) or rows[0].get("candidate_name") or slug, "rows": rows}
+        for slug, rows in groups.items()
+        if rows
+    ]
+
+
 def sheet_keywords(sheet: Sheet) -> str:
     """Machine-readable identity in the PDF's keywords, read back by the verifier."""
     return (
@@ -108,6 +121,7 @@ def sheet_html(
                 "matrix_columns": snapshot["matrix"].get("column_names")
                 or snapshot["matrix"]["columns"],
                 **_summary_context(snapshot),
+                "evidence_groups": _evidence_groups(snapshot),
                 "keywords": sheet_keywords(sheet),
                 "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
                 "outcome_order": OUTCOME_ORDER,
