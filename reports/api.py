@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import PermissionDenied
@@ -21,6 +21,103 @@ from poc.models import TokenScope
 from reports import selectors, services, signing
 from reports.models import Sheet, SheetStatus
 from reports.verify import verify_pdf
+
+# --- output: one serializer per answer, used for the response and for the schema -----------
+
+
+class TokenRefOutput(serializers.Serializer):
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+
+
+class SignOffOutput(serializers.Serializer):
+    role = serializers.CharField()
+    user = serializers.CharField()
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+    comment = serializers.CharField(allow_blank=True)
+    after_changes = serializers.BooleanField(
+        help_text="The project had changed since the freeze when this role decided."
+    )
+    decided_at = serializers.CharField(help_text="ISO 8601, UTC.")
+
+
+class ChangeOutput(serializers.Serializer):
+    section = serializers.CharField()
+    subject = serializers.CharField()
+    before = serializers.CharField(allow_blank=True, allow_null=True)
+    after = serializers.CharField(allow_blank=True, allow_null=True)
+
+
+class ChangesOutput(serializers.Serializer):
+    total = serializers.IntegerField()
+    shown = ChangeOutput(many=True)
+
+
+class SheetOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    project = serializers.SlugField()
+    revision = serializers.IntegerField()
+    language = serializers.ChoiceField(choices=["en", "zh-hans"])
+    status = serializers.ChoiceField(choices=SheetStatus.choices)
+    progress = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    sealed_sha256 = serializers.CharField(allow_null=True)
+    candidates = serializers.ListField(child=serializers.CharField())
+    required_roles = serializers.ListField(child=serializers.CharField())
+    one_signer_many_roles = serializers.BooleanField()
+    generated_by = serializers.CharField(allow_null=True)
+    generated_by_token = TokenRefOutput(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+    seal_error = serializers.CharField(allow_null=True)
+    withdrawn_reason = serializers.CharField(allow_null=True)
+    stale = serializers.BooleanField(
+        allow_null=True,
+        help_text="The project changed after this revision was frozen; null where not checked.",
+    )
+    signoffs = SignOffOutput(many=True)
+
+
+class SheetDetailOutput(SheetOutput):
+    changes_since_freeze = ChangesOutput(
+        allow_null=True, help_text="What changed since the freeze, when the revision is stale."
+    )
+
+
+class SheetSummaryOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    revision = serializers.IntegerField()
+    language = serializers.ChoiceField(choices=["en", "zh-hans"])
+    status = serializers.ChoiceField(choices=SheetStatus.choices)
+    sha256 = serializers.CharField()
+    sealed_sha256 = serializers.CharField(allow_null=True)
+    candidates = serializers.ListField(child=serializers.CharField())
+    rejected = serializers.BooleanField()
+    created_at = serializers.CharField(help_text="ISO 8601, UTC.")
+
+
+class SheetListOutput(serializers.Serializer):
+    sheets = SheetSummaryOutput(many=True)
+
+
+class SignOffCreatedOutput(serializers.Serializer):
+    role = serializers.CharField()
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+    sheet = SheetOutput()
+
+
+class VerifyReportOutput(serializers.Serializer):
+    valid = serializers.BooleanField()
+    intact = serializers.BooleanField()
+    covers_whole_file = serializers.BooleanField()
+    signer = serializers.CharField(allow_blank=True)
+    signed_at = serializers.CharField(allow_blank=True)
+    project = serializers.CharField(allow_blank=True)
+    revision = serializers.IntegerField(allow_null=True)
+    content_sha256 = serializers.CharField(allow_blank=True)
+    matches_stored_snapshot = serializers.BooleanField(allow_null=True)
+    matches_sealed_file = serializers.BooleanField(allow_null=True)
+    trusted_signer = serializers.BooleanField(allow_null=True)
+    problems = serializers.ListField(child=serializers.CharField())
 
 
 def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
@@ -63,6 +160,13 @@ def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
     }
 
 
+def _answer(
+    output: type[serializers.Serializer], data: dict[str, Any], status: int = 200
+) -> Response:
+    """A response shaped by its output serializer, the one the schema documents."""
+    return Response(output(data).data, status=status)
+
+
 def _sheet_for_caller(request: Request, sheet_id: int) -> Sheet:
     sheet = selectors.sheet_by_id(sheet_id)
     if sheet is None:
@@ -92,14 +196,11 @@ class SheetCreateApi(APIView):
 
     InputSerializer = SheetCreateInput
 
-    @extend_schema(
-        responses=inline_serializer(
-            "SheetList", {"sheets": serializers.ListField(child=serializers.DictField())}
-        )
-    )
+    @extend_schema(responses=SheetListOutput)
     def get(self, request: Request, slug: str) -> Response:
         project = api_project(request, slug)
-        return Response(
+        return _answer(
+            SheetListOutput,
             {
                 "sheets": [
                     {
@@ -115,12 +216,12 @@ class SheetCreateApi(APIView):
                     }
                     for s in selectors.sheets_for_project(project)
                 ]
-            }
+            },
         )
 
     @extend_schema(
         request=InputSerializer,
-        responses={202: inline_serializer("SheetQueued", {"id": serializers.IntegerField()})},
+        responses={202: SheetOutput},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = api_project(request, slug, scope=TokenScope.RESULTS_WRITE)
@@ -140,11 +241,11 @@ class SheetCreateApi(APIView):
             )
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=400)
-        return Response(_sheet_data(sheet), status=202)
+        return _answer(SheetOutput, _sheet_data(sheet), status=202)
 
 
 class SheetDetailApi(APIView):
-    @extend_schema(responses=inline_serializer("Sheet", {"id": serializers.IntegerField()}))
+    @extend_schema(responses=SheetDetailOutput)
     def get(self, request: Request, sheet_id: int) -> Response:
         sheet = _sheet_for_caller(request, sheet_id)
         # Rebuilding the snapshot costs a little: while a worker renders or seals the sheet
@@ -170,7 +271,7 @@ class SheetDetailApi(APIView):
                 ],
             }
         )
-        return Response(data)
+        return _answer(SheetDetailOutput, data)
 
 
 class SheetPdfApi(APIView):
@@ -193,7 +294,7 @@ class SignOffCreateApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: inline_serializer("SignOff", {"role": serializers.CharField()})},
+        responses={201: SignOffCreatedOutput},
     )
     def post(self, request: Request, sheet_id: int) -> Response:
         if request_token(request) is not None:
@@ -227,7 +328,8 @@ class SignOffCreateApi(APIView):
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=409)
         sheet.refresh_from_db()  # the last approval moves it on to sealing
-        return Response(
+        return _answer(
+            SignOffCreatedOutput,
             {"role": signoff.role, "decision": signoff.decision, "sheet": _sheet_data(sheet)},
             status=201,
         )
@@ -249,7 +351,7 @@ class SheetVerifyApi(APIView):
 
     @extend_schema(
         request={"application/octet-stream": {"type": "string", "format": "binary"}},
-        responses=inline_serializer("VerifyReport", {"valid": serializers.BooleanField()}),
+        responses=VerifyReportOutput,
     )
     def post(self, request: Request) -> Response:
         try:
@@ -276,4 +378,4 @@ class SheetVerifyApi(APIView):
             # Whether a revision is stored here is for those who may read that project.
             may_compare=lambda slug: api_may_read(request, slug),
         )
-        return Response(report.as_dict())
+        return _answer(VerifyReportOutput, report.as_dict())

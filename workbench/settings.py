@@ -254,6 +254,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "/static/vendor/swagger-ui",
     "SWAGGER_UI_FAVICON_HREF": "data:,",
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    # Several models have a `status`: each choice set gets its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "SheetStatusEnum": "reports.models.SheetStatus",
+        "ProbeStatusEnum": "poc.models.ProbeStatus",
+    },
 }
 
 # Cache (API rate limits): Redis when configured, else per-process memory.

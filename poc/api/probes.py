@@ -17,6 +17,7 @@ from evaluations.models import Project
 from poc import selectors
 from poc.api.access import api_project, request_token
 from poc.api.idempotency import idempotent
+from poc.api.outputs import CellRefOutput, ChangeCountsOutput
 from poc.models import ProbeRun, TokenScope
 from poc.services import probes as probe_services
 from workbench.text import text_problem
@@ -100,11 +101,17 @@ class ProbeRunDetailOutput(ProbeRunOutput):
         ]
 
 
+class ProbeResultsOutput(serializers.Serializer):
+    run = serializers.IntegerField(help_text="The results run the probe's verdicts went into.")
+    stored = serializers.IntegerField()
+    changes = ChangeCountsOutput()
+
+
 class ProbeRecordedOutput(serializers.Serializer):
     run = ProbeRunOutput()
-    results = serializers.JSONField(allow_null=True)
-    regressed = serializers.ListField(child=serializers.DictField())
-    recovered = serializers.ListField(child=serializers.DictField())
+    results = ProbeResultsOutput(allow_null=True, help_text="null when no action is bound.")
+    regressed = CellRefOutput(many=True)
+    recovered = CellRefOutput(many=True)
 
 
 class ProbeListCreateApi(APIView):
@@ -179,24 +186,17 @@ class ProbeListCreateApi(APIView):
             return Response({"detail": str(exc)}, status=400)
         record = recorded.results
         return Response(
-            {
-                "run": ProbeRunOutput(recorded.run, context={"request": request}).data,
-                "results": None
-                if record is None
-                else {
-                    "run": record.run_id,
-                    "stored": record.result_count,
-                    "changes": {
-                        "new": record.new,
-                        "unchanged": record.unchanged,
-                        "changed": record.changed,
-                        "regressed": record.regressed,
-                        "recovered": record.recovered,
-                    },
+            ProbeRecordedOutput(
+                {
+                    "run": recorded.run,
+                    "results": None
+                    if record is None
+                    else {"run": record.run_id, "stored": record.result_count, "changes": record},
+                    "regressed": recorded.regressed,
+                    "recovered": recorded.recovered,
                 },
-                "regressed": recorded.regressed,
-                "recovered": recorded.recovered,
-            },
+                context={"request": request},
+            ).data,
             status=201,
         )
 

@@ -20,7 +20,8 @@ from evaluations.models import Project
 from poc import selectors, services
 from poc.api.access import api_project, api_projects, request_token
 from poc.api.idempotency import idempotent
-from poc.models import Run, TokenScope
+from poc.api.outputs import CellRefOutput, ChangeCountsOutput
+from poc.models import Outcome, Run, TokenScope
 from workbench.hashing import sha256_chunks
 from workbench.text import text_problem
 
@@ -111,20 +112,36 @@ class ActionListApi(APIView):
         return Response({"project": project.slug, "count": len(data), "actions": data})
 
 
+class MatrixCellOutput(serializers.Serializer):
+    candidate = serializers.SlugField()
+    action = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=Outcome.values)
+    result_id = serializers.IntegerField(allow_null=True)
+    after_freeze = serializers.BooleanField(
+        help_text="The latest result came after the revision the project is frozen for."
+    )
+
+
+class MatrixOutput(serializers.Serializer):
+    """The matrix's answer. Built by the selector as plain data, not through this serializer:
+    it holds up to 100,000 cells; the response conformance test holds the two together."""
+
+    candidates = serializers.ListField(child=serializers.SlugField())
+    actions = serializers.ListField(child=serializers.CharField())
+    cells = MatrixCellOutput(many=True)
+    totals = serializers.DictField(
+        child=serializers.DictField(child=serializers.IntegerField()),
+        help_text="Per candidate slug: the number of cells of each outcome.",
+    )
+    frozen_revision = serializers.IntegerField(
+        allow_null=True, help_text="The revision the project is frozen for, if any."
+    )
+
+
 class MatrixApi(APIView):
     """One cell per candidate × action: the latest result, or not_covered."""
 
-    @extend_schema(
-        responses=inline_serializer(
-            "Matrix",
-            {
-                "candidates": serializers.ListField(child=serializers.SlugField()),
-                "actions": serializers.ListField(child=serializers.CharField()),
-                "cells": serializers.ListField(child=serializers.DictField()),
-                "totals": serializers.DictField(),
-            },
-        )
-    )
+    @extend_schema(responses=MatrixOutput)
     def get(self, request: Request, slug: str) -> Response:
         return Response(selectors.matrix_api_data(api_project(request, slug)))
 
@@ -183,23 +200,49 @@ class ResultsInput(serializers.Serializer):
     results = serializers.ListField(child=serializers.JSONField(), allow_empty=False)
 
 
+class RunRefOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+
+
+class UnmappedTestcaseOutput(serializers.Serializer):
+    name = serializers.CharField(allow_blank=True)
+    classname = serializers.CharField(allow_blank=True)
+    action = serializers.CharField(
+        required=False, help_text="The action key the testcase named, unknown in this project."
+    )
+
+
+class ImportResultOutput(serializers.Serializer):
+    """What one post of results (JSON or JUnit) stored and changed."""
+
+    run = RunRefOutput()
+    stored = serializers.IntegerField()
+    changes = ChangeCountsOutput()
+    regressed = CellRefOutput(many=True)
+    recovered = CellRefOutput(many=True)
+    unmapped = UnmappedTestcaseOutput(many=True)
+
+
 def _import_response(
     record: Any, run: Run, notable: dict[str, list[dict[str, str]]], unmapped: list[Any]
 ) -> dict[str, Any]:
-    return {
-        "run": {"id": run.pk, "external_id": run.external_id},
-        "stored": record.result_count,
-        "changes": {
-            "new": record.new,
-            "unchanged": record.unchanged,
-            "changed": record.changed,
-            "regressed": record.regressed,
-            "recovered": record.recovered,
-        },
-        "regressed": notable["regressed"],
-        "recovered": notable["recovered"],
-        "unmapped": unmapped,
-    }
+    return ImportResultOutput(
+        {
+            "run": {"id": run.pk, "external_id": run.external_id},
+            "stored": record.result_count,
+            "changes": {
+                "new": record.new,
+                "unchanged": record.unchanged,
+                "changed": record.changed,
+                "regressed": record.regressed,
+                "recovered": record.recovered,
+            },
+            "regressed": notable["regressed"],
+            "recovered": notable["recovered"],
+            "unmapped": unmapped,
+        }
+    ).data
 
 
 class ResultBulkCreateApi(APIView):
@@ -210,7 +253,7 @@ class ResultBulkCreateApi(APIView):
     @extend_schema(
         request=ResultsInput,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
-        responses={201: inline_serializer("ImportResult", {"stored": serializers.IntegerField()})},
+        responses={201: ImportResultOutput},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = api_project(request, slug, scope=TokenScope.RESULTS_WRITE)
@@ -258,9 +301,7 @@ class JUnitImportApi(APIView):
             OpenApiParameter("run", str, required=True),
             OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
         ],
-        responses={
-            201: inline_serializer("JUnitImportResult", {"stored": serializers.IntegerField()})
-        },
+        responses={201: ImportResultOutput},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = api_project(request, slug, scope=TokenScope.RESULTS_WRITE)
@@ -301,6 +342,14 @@ class JUnitImportApi(APIView):
         )
 
 
+class EvidenceCreatedOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    name = serializers.CharField()
+    content_type = serializers.CharField()
+
+
 class EvidenceCreateApi(APIView):
     """Attach a file to a result (multipart field `file`)."""
 
@@ -313,17 +362,7 @@ class EvidenceCreateApi(APIView):
                 "properties": {"file": {"type": "string", "format": "binary"}},
             }
         },
-        responses={
-            201: inline_serializer(
-                "EvidenceCreated",
-                {
-                    "id": serializers.IntegerField(),
-                    "sha256": serializers.CharField(),
-                    "size": serializers.IntegerField(),
-                    "name": serializers.CharField(),
-                },
-            )
-        },
+        responses={201: EvidenceCreatedOutput},
     )
     def post(self, request: Request, result_id: int) -> Response:
         result = selectors.result_with_project(result_id)
@@ -347,16 +386,7 @@ class EvidenceCreateApi(APIView):
             )
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=400)
-        return Response(
-            {
-                "id": evidence.pk,
-                "sha256": evidence.sha256,
-                "size": evidence.size,
-                "name": evidence.name,
-                "content_type": evidence.content_type,
-            },
-            status=201,
-        )
+        return Response(EvidenceCreatedOutput(evidence).data, status=201)
 
 
 def _sha256(upload: Any) -> bytes:
