@@ -4,11 +4,12 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import F, Max, Q, QuerySet
 from django.db.models.fields.files import FieldFile
 from django.utils import timezone
@@ -111,6 +112,29 @@ def sheet_generate(
     return sheet
 
 
+# Failures that pass: the database connection dropped, storage was briefly unwritable. The
+# worker releases its claim and the task retries with backoff; once its tries are spent the
+# failure is recorded on the row like any other.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, OSError)
+
+
+class TransientSheetError(Exception):
+    """Sheet work met a failure that passes; the claim is released for the task's retry."""
+
+
+def _release_for_retry(
+    claim: QuerySet[Sheet], sheet: Sheet, exc: BaseException, **row: Any
+) -> None:
+    """Give the work back to the queue for the task's retry (best effort: if the database is
+    the failure, the claim stays and the beat's recovery takes the work up later)."""
+    log.warning("sheet %s: %s: %s; the task retries", sheet.pk, type(exc).__name__, exc)
+    try:
+        claim.update(work_started_at=None, queued_at=timezone.now(), **row)
+    except TRANSIENT_ERRORS:
+        log.warning("sheet %s: the claim could not be released; recovery will take it", sheet.pk)
+    raise TransientSheetError(f"{type(exc).__name__}: {exc}") from exc
+
+
 def _queue(send: Callable[[], object], on_failure: Callable[[str], object]) -> None:
     """Hand work to the worker queue after the commit. An unreachable queue must not turn a
     saved decision into an error page: the sheet records why, and can be retried."""
@@ -189,8 +213,10 @@ def _holding(sheet: Sheet, status: str) -> QuerySet[Sheet]:
     return Sheet.objects.filter(pk=sheet.pk, status=status, work_started_at=sheet.work_started_at)
 
 
-def sheet_render(*, sheet_id: int) -> Sheet | None:
-    """Render the draft PDF of a sheet (run by the worker); a failure is kept on the row."""
+def sheet_render(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
+    """Render the draft PDF of a sheet (run by the worker); a failure is kept on the row. A
+    passing failure (TRANSIENT_ERRORS) raises TransientSheetError instead, with the sheet
+    queued again, unless this is the task's final try."""
     sheet = _claim(sheet_id, waiting=SheetStatus.PENDING, becomes=SheetStatus.RENDERING)
     if sheet is None:
         return Sheet.objects.select_related("project").filter(pk=sheet_id).first()
@@ -219,15 +245,23 @@ def sheet_render(*, sheet_id: int) -> Sheet | None:
                 rendered_at=timezone.now(),
             )
             notices.notices_for_ready(sheet)
+    except TRANSIENT_ERRORS as exc:
+        if not final_try:
+            _release_for_retry(claim, sheet, exc, status=SheetStatus.PENDING, progress=0)
+        _render_failed(claim, sheet, exc)
     except Exception as exc:  # the worker must record why, whatever broke
-        log.exception("rendering sheet %s failed", sheet.pk)
-        claim.update(
-            status=SheetStatus.FAILED,
-            progress=0,
-            work_started_at=None,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
-        )
+        _render_failed(claim, sheet, exc)
     return Sheet.objects.get(pk=sheet.pk)
+
+
+def _render_failed(claim: QuerySet[Sheet], sheet: Sheet, exc: BaseException) -> None:
+    log.error("rendering sheet %s failed", sheet.pk, exc_info=exc)
+    claim.update(
+        status=SheetStatus.FAILED,
+        progress=0,
+        work_started_at=None,
+        error=f"{type(exc).__name__}: {exc}"[:2000],
+    )
 
 
 @transaction.atomic
@@ -314,9 +348,10 @@ def signoff_record(
     return signoff
 
 
-def sheet_seal(*, sheet_id: int) -> Sheet | None:
+def sheet_seal(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
     """Put the sign-off page into the draft and sign the whole file (run by the worker). A
-    failure is kept on the sheet (seal_error) and the sheet stays approved, to be sealed again."""
+    failure is kept on the sheet (seal_error) and the sheet stays approved, to be sealed again;
+    a passing failure raises TransientSheetError for the task's retry, as for rendering."""
     sheet = _claim(sheet_id, waiting=SheetStatus.SEALING, becomes=SheetStatus.SEALING)
     if sheet is None:
         return Sheet.objects.select_related("project").filter(pk=sheet_id).first()
@@ -352,6 +387,8 @@ def sheet_seal(*, sheet_id: int) -> Sheet | None:
                 after={"sha256": digest},
             )
     except Exception as exc:  # whatever broke, the page must say why and offer a retry
+        if isinstance(exc, TRANSIENT_ERRORS) and not final_try:
+            _release_for_retry(claim, sheet, exc)
         log.exception("sealing sheet %s failed", sheet.pk)
         claim.update(seal_error=f"{type(exc).__name__}: {exc}"[:2000], work_started_at=None)
     return Sheet.objects.get(pk=sheet.pk)

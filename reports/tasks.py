@@ -1,17 +1,36 @@
+import random
+
 from celery import Task, shared_task
+from django.conf import settings
 
 from reports.notices import notices_scan_outdated, notices_send
-from reports.services import sheet_render, sheet_seal, sheets_recover_stuck
+from reports.services import TransientSheetError, sheet_render, sheet_seal, sheets_recover_stuck
+
+# Passing failures (database connection, storage) are tried again this many times, after
+# SHEET_RETRY_SECONDS, then twice that, and so on (capped at 5 minutes, with jitter); the
+# final try records the failure on the sheet like any other.
+SHEET_TRIES = 5
 
 
-@shared_task(bind=True, acks_late=True, max_retries=3)
+def _backoff(retries: int) -> float:
+    delay: float = min(settings.SHEET_RETRY_SECONDS * 2**retries, 300)
+    return delay * random.uniform(0.8, 1.2)  # noqa: S311 - spreading retries, not secrets
+
+
+@shared_task(bind=True, acks_late=True, max_retries=SHEET_TRIES)
 def sheet_render_task(self: Task, sheet_id: int) -> None:
-    sheet_render(sheet_id=sheet_id)
+    try:
+        sheet_render(sheet_id=sheet_id, final_try=self.request.retries >= SHEET_TRIES)
+    except TransientSheetError as exc:
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
 
 
-@shared_task(bind=True, acks_late=True, max_retries=3, default_retry_delay=30)
+@shared_task(bind=True, acks_late=True, max_retries=SHEET_TRIES)
 def sheet_seal_task(self: Task, sheet_id: int) -> None:
-    sheet_seal(sheet_id=sheet_id)
+    try:
+        sheet_seal(sheet_id=sheet_id, final_try=self.request.retries >= SHEET_TRIES)
+    except TransientSheetError as exc:
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
 
 
 @shared_task(ignore_result=True)

@@ -222,6 +222,9 @@ PROBE_ALLOWED_NETWORKS = env_list(
     "PROBE_ALLOWED_NETWORKS", [] if PRODUCTION else ["127.0.0.0/8", "::1/128"]
 )
 PROBE_SOFT_TIME_LIMIT = env_int("PROBE_SOFT_TIME_LIMIT", 900, minimum=10)
+# Sheet work that meets a passing failure (database connection, storage) retries after this
+# many seconds, doubling each time (reports.tasks).
+SHEET_RETRY_SECONDS = env_int("SHEET_RETRY_SECONDS", 15, minimum=1)
 PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 16, minimum=1)
 PROBE_COMMAND_TIMEOUT = env_int("PROBE_COMMAND_TIMEOUT", 60, minimum=1)
 
