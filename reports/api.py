@@ -15,7 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from poc.api.access import api_may_read, api_project, request_token
+from poc.api.access import (
+    api_may_read,
+    api_project,
+    request_person,
+    request_token,
+    signed_in_person,
+)
 from poc.api.authentication import BearerTokenAuthentication
 from poc.models import TokenScope
 from reports import selectors, services, signing
@@ -232,7 +238,7 @@ class SheetCreateApi(APIView):
                 project=project,
                 language=payload.validated_data["language"],
                 candidate_slugs=payload.validated_data["candidates"],
-                actor=None if request_token(request) else request.user,
+                actor=request_person(request),
                 token=request_token(request),
             )
         except services.TooManyRenders as exc:
@@ -300,9 +306,10 @@ class SignOffCreateApi(APIView):
         if request_token(request) is not None:
             raise PermissionDenied("sign-off needs a person's session, not an API token")
         sheet = _sheet_for_caller(request, sheet_id)
+        person = signed_in_person(request)
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        roles = selectors.signing_roles_of(request.user, sheet)
+        roles = selectors.signing_roles_of(person, sheet)
         role = payload.validated_data["role"] or (next(iter(roles)) if len(roles) == 1 else "")
         if not role:
             return Response(
@@ -317,7 +324,7 @@ class SignOffCreateApi(APIView):
         try:
             signoff = services.signoff_record(
                 sheet=sheet,
-                user=request.user,
+                user=person,
                 role=role,
                 decision=payload.validated_data["decision"],
                 comment=payload.validated_data["comment"],

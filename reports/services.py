@@ -4,7 +4,6 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -123,7 +122,7 @@ class TransientSheetError(Exception):
 
 
 def _release_for_retry(
-    claim: QuerySet[Sheet], sheet: Sheet, exc: BaseException, **row: Any
+    claim: QuerySet[Sheet], sheet: Sheet, exc: BaseException, **row: object
 ) -> None:
     """Give the work back to the queue for the task's retry (best effort: if the database is
     the failure, the claim stays and the beat's recovery takes the work up later)."""

@@ -1,6 +1,6 @@
 """The project history: every service appends what it changed, to a hash chain per project."""
 
-from typing import Any
+from collections.abc import Mapping
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -30,8 +30,8 @@ def event_record(
     actor: User | None,
     verb: str,
     subject: str = "",
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
+    before: Mapping[str, object] | None = None,
+    after: Mapping[str, object] | None = None,
 ) -> ProjectEvent:
     """Append to a project's history. Called inside the service that made the change, so the
     entry commits (or rolls back) with the change it records."""

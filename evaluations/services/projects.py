@@ -1,7 +1,5 @@
 """Projects, their framing answers and memberships."""
 
-from typing import Any
-
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -41,16 +39,33 @@ def project_create(
 
 
 @transaction.atomic
-def project_update(*, project: Project, actor: User, **changes: Any) -> Project:
-    """Change a project's name, description, phase or framing answers."""
+def project_update(
+    *,
+    project: Project,
+    actor: User,
+    name: str | None = None,
+    description: str | None = None,
+    phase: str | None = None,
+    workloads: list[str] | None = None,
+    existing_base: str | None = None,
+    layer_needed: str | None = None,
+    supplier_needs: list[str] | None = None,
+) -> Project:
+    """Change a project's name, description, phase or framing answers (None: unchanged)."""
+    given: dict[str, object] = {
+        "name": name,
+        "description": description,
+        "phase": phase,
+        "workloads": workloads,
+        "existing_base": existing_base,
+        "layer_needed": layer_needed,
+        "supplier_needs": supplier_needs,
+    }
+    changes = {key: value for key, value in given.items() if value is not None}
     # The phase is not part of what a sheet freezes; unchanged answers re-sent by a form are not
     # an edit.
     if any(getattr(project, k, None) != v for k, v in changes.items() if k != "phase"):
         scope_edit_guard(project)
-    allowed = {"name", "description", "phase", *FRAMING_FIELDS}
-    unknown = set(changes) - allowed
-    if unknown:
-        raise ValueError(f"project_update cannot change {sorted(unknown)}")
     before = {key: getattr(project, key) for key in changes}
     for key, value in changes.items():
         setattr(project, key, value)

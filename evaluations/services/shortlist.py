@@ -1,7 +1,5 @@
 """The shortlist: candidates in tiers with the reason that put them there."""
 
-from typing import Any
-
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -20,7 +18,7 @@ from evaluations.services.history import event_record
 from workbench.text import first_free
 
 
-def _candidate_state(candidate: Candidate) -> dict[str, Any]:
+def _candidate_state(candidate: Candidate) -> dict[str, object]:
     return {
         "tier": candidate.tier,
         "reason": candidate.reason,

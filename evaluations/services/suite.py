@@ -1,13 +1,13 @@
 """The acceptance suite: requirements, their acceptance actions, templates, import."""
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max, ProtectedError
+from django.db.models import Max, ProtectedError, QuerySet
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
@@ -23,6 +23,7 @@ from evaluations.models import (
 )
 from evaluations.services.freeze import scope_edit_guard
 from evaluations.services.history import event_record
+from evaluations.suite_io import ParseResult
 from workbench.languages import is_chinese
 from workbench.people import stored_user
 from workbench.text import first_free
@@ -39,15 +40,17 @@ ACTION_LIBRARY_TEXTS = {
 }
 
 
-def _state(obj: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+def _state(obj: Requirement | AcceptanceAction, fields: tuple[str, ...]) -> dict[str, object]:
     return {name: getattr(obj, name) for name in fields}
 
 
-def _next_position(queryset: Any) -> int:
+def _next_position(queryset: QuerySet[Requirement] | QuerySet[AcceptanceAction]) -> int:
     return (queryset.aggregate(m=Max("position"))["m"] or 0) + 1
 
 
-def _library_translations(template: Any, texts: dict[str, str]) -> dict[str, dict[str, str]]:
+def _library_translations(
+    template: TemplateRequirement | TemplateAction, texts: dict[str, str]
+) -> dict[str, dict[str, str]]:
     return {
         field: {
             "en": getattr(template, f"{library}_en").strip(),
@@ -57,7 +60,7 @@ def _library_translations(template: Any, texts: dict[str, str]) -> dict[str, dic
     }
 
 
-def _apply_changes(row: Requirement | AcceptanceAction, changes: dict[str, Any]) -> None:
+def _apply_changes(row: Requirement | AcceptanceAction, changes: Mapping[str, object]) -> None:
     """Set the changed fields. A text sent back as the library wrote it, in either language (an
     edit form shows the reader's language), is no change; any other text is the team's own
     and replaces the library's wording in both languages."""
@@ -115,12 +118,23 @@ def requirement_create(
 
 @transaction.atomic
 def requirement_update(
-    *, requirement: Requirement, actor: User | None, **changes: Any
+    *,
+    requirement: Requirement,
+    actor: User | None,
+    feature: str | None = None,
+    dimension: str | None = None,
+    owner_team: str | None = None,
+    importance: str | None = None,
 ) -> Requirement:
+    """Edit a requirement (None: unchanged)."""
     scope_edit_guard(requirement.project_id)
-    unknown = set(changes) - set(REQUIREMENT_FIELDS)
-    if unknown:
-        raise ValueError(f"requirement_update cannot change {sorted(unknown)}")
+    given = {
+        "feature": feature,
+        "dimension": dimension,
+        "owner_team": owner_team,
+        "importance": importance,
+    }
+    changes = {name: value for name, value in given.items() if value is not None}
     before = _state(requirement, REQUIREMENT_FIELDS)
     _apply_changes(requirement, changes)
     requirement.full_clean()
@@ -278,13 +292,30 @@ def action_create(
 
 @transaction.atomic
 def action_update(
-    *, action: AcceptanceAction, actor: User | None, **changes: Any
+    *,
+    action: AcceptanceAction,
+    actor: User | None,
+    key: str | None = None,
+    question: str | None = None,
+    steps: str | None = None,
+    expected_evidence: str | None = None,
+    pass_criterion: str | None = None,
+    scenario: str | None = None,
+    requirement: Requirement | None = None,
 ) -> AcceptanceAction:
-    """Edit an action. A new key keeps the old one as an alias, so results and CI jobs follow."""
+    """Edit an action (None: unchanged). A new key keeps the old one as an alias, so results
+    and CI jobs follow."""
     scope_edit_guard(action.project_id)
-    unknown = set(changes) - set(ACTION_FIELDS) - {"requirement"}
-    if unknown:
-        raise ValueError(f"action_update cannot change {sorted(unknown)}")
+    given: dict[str, object] = {
+        "key": key,
+        "question": question,
+        "steps": steps,
+        "expected_evidence": expected_evidence,
+        "pass_criterion": pass_criterion,
+        "scenario": scenario,
+        "requirement": requirement,
+    }
+    changes = {name: value for name, value in given.items() if value is not None}
     action = AcceptanceAction.objects.select_for_update().get(pk=action.pk)
     before = _state(action, ACTION_FIELDS)
     old_key = action.key
@@ -354,7 +385,7 @@ def reorder(
     scope_edit_guard(item.project_id)
     if direction not in ("up", "down"):
         raise ValueError(direction)
-    siblings: list[Any]
+    siblings: list[Requirement | AcceptanceAction]
     if isinstance(item, AcceptanceAction):
         siblings = list(
             AcceptanceAction.objects.select_for_update().filter(requirement=item.requirement_id)
@@ -370,10 +401,9 @@ def reorder(
     if not 0 <= other < len(siblings):
         return
     siblings[index], siblings[other] = siblings[other], siblings[index]
-    model = type(item)
     for position, sibling in enumerate(siblings, start=1):
         if sibling.position != position:
-            model.objects.filter(pk=sibling.pk).update(position=position)
+            type(sibling).objects.filter(pk=sibling.pk).update(position=position)
     is_action = isinstance(item, AcceptanceAction)
     event_record(
         project=item.project,
@@ -514,7 +544,7 @@ class ImportReport:
 
 
 @transaction.atomic
-def suite_import(*, project: Project, actor: User | None, parsed: Any) -> ImportReport:
+def suite_import(*, project: Project, actor: User | None, parsed: ParseResult) -> ImportReport:
     """Apply a clean parse (evaluations.suite_io) to a project, all or nothing.
 
     Requirements are matched by feature and dimension, actions by key (current or a past key);
@@ -552,7 +582,7 @@ def suite_import(*, project: Project, actor: User | None, parsed: Any) -> Import
                 importance=row.importance,
             )
         for action_row in row.actions:
-            fields = {
+            fields: dict[str, str] = {
                 "key": action_row.key,
                 "question": action_row.question,
                 "steps": action_row.steps,
@@ -562,7 +592,17 @@ def suite_import(*, project: Project, actor: User | None, parsed: Any) -> Import
             }
             action = action_by_key(project, action_row.key)
             if action is None:
-                action_create(requirement=requirement, actor=actor, record=False, **fields)
+                action_create(
+                    requirement=requirement,
+                    actor=actor,
+                    record=False,
+                    key=action_row.key,
+                    question=action_row.question,
+                    steps=action_row.steps,
+                    expected_evidence=action_row.expected_evidence,
+                    pass_criterion=action_row.pass_criterion,
+                    scenario=action_row.scenario,
+                )
                 actions_created += 1
             else:
                 before = (action.requirement_id, *(getattr(action, k) for k in fields))

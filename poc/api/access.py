@@ -1,5 +1,6 @@
 """Who may read or write a project through the API: its members (session) or its tokens."""
 
+from django.contrib.auth.models import User
 from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
@@ -11,6 +12,21 @@ from poc.models import ApiToken, TokenScope
 
 def request_token(request: Request) -> ApiToken | None:
     return request.auth if isinstance(request.auth, ApiToken) else None
+
+
+def request_person(request: Request) -> User | None:
+    """The signed-in person behind a request, or None when a token (or nobody) speaks."""
+    if request_token(request) is not None or not isinstance(request.user, User):
+        return None
+    return request.user
+
+
+def signed_in_person(request: Request) -> User:
+    """The signed-in person behind a request; 403 when there is none (a token, nobody)."""
+    person = request_person(request)
+    if person is None:
+        raise PermissionDenied("this needs a person's session")
+    return person
 
 
 def api_project(request: Request, slug: str, *, scope: str = TokenScope.READ) -> Project:

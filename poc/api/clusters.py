@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from poc import selectors
-from poc.api.access import api_project, request_token
+from poc.api.access import api_project, request_person
 from poc.api.probes import ProbeRunOutput
 from poc.models import Cluster, TokenScope
 from poc.services import clusters as cluster_services
@@ -85,11 +85,10 @@ class ClusterRunApi(APIView):
         api_project(request, cluster.project.slug, scope=TokenScope.PROBES_WRITE)
         data = ClusterRunInput(data=request.data)
         data.is_valid(raise_exception=True)
-        token = request_token(request)
         try:
             run = cluster_services.probe_run_start(
                 cluster=cluster,
-                actor=None if token else request.user,
+                actor=request_person(request),
                 with_failures=data.validated_data["controlled_failures"],
             )
         except ValidationError as exc:

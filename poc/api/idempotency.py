@@ -29,7 +29,7 @@ def idempotent(request: Request, fingerprint: bytes, handler: Callable[[], Respo
         return Response({"detail": f"Idempotency-Key is longer than {MAX_KEY_LENGTH}"}, status=400)
     token = request_token(request)
     scope = f"token:{token.pk}" if token else f"user:{request.user.pk}"
-    digest = hashlib.sha256(request.method.encode() + request.path.encode() + b"\n")
+    digest = hashlib.sha256((request.method or "").encode() + request.path.encode() + b"\n")
     digest.update(request.META.get("QUERY_STRING", "").encode() + b"\n" + fingerprint)
     request_hash = digest.hexdigest()
     try:

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from evaluations.models import Project
 from poc import selectors
-from poc.api.access import api_project, request_token
+from poc.api.access import api_project, request_person, request_token
 from poc.api.idempotency import idempotent
 from poc.api.outputs import CellRefOutput, ChangeCountsOutput
 from poc.models import ProbeRun, TokenScope
@@ -179,7 +179,7 @@ class ProbeListCreateApi(APIView):
                 project=project,
                 candidate=candidate,
                 bundle=bundle,
-                actor=None if token else request.user,
+                actor=request_person(request),
                 token=token,
             )
         except probe_services.ProbeInputError as exc:

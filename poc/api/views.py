@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import Project
 from poc import selectors, services
-from poc.api.access import api_project, api_projects, request_token
+from poc.api.access import api_project, api_projects, request_person, request_token
 from poc.api.idempotency import idempotent
 from poc.api.outputs import CellRefOutput, ChangeCountsOutput
 from poc.models import Outcome, Run, TokenScope
@@ -284,7 +284,7 @@ class ResultBulkCreateApi(APIView):
             run=run,
             rows=valid,
             token=request_token(request),
-            user=None if request_token(request) else request.user,
+            user=request_person(request),
         )
         return Response(_import_response(record, record.run, notable, []), status=201)
 
@@ -327,7 +327,7 @@ class JUnitImportApi(APIView):
                 external_id=external_id,
                 report=body,
                 token=request_token(request),
-                user=None if request_token(request) else request.user,
+                user=request_person(request),
             )
         except services.IngestError as exc:
             answer: dict[str, Any] = {"detail": exc.message or "bad results"}
@@ -382,7 +382,7 @@ class EvidenceCreateApi(APIView):
             evidence = services.evidence_attach_file(
                 result=result,
                 upload=upload,
-                actor=None if request_token(request) else request.user,
+                actor=request_person(request),
             )
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=400)

@@ -5,7 +5,6 @@ import mimetypes
 import re
 import unicodedata
 from decimal import Decimal
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -331,11 +330,24 @@ BOUNDARY_FIELDS = ("license_model", "support_terms", "upgrade_cadence", "exit_pl
 
 
 @transaction.atomic
-def boundary_update(*, candidate: Candidate, actor: User | None, **fields: Any) -> Boundary:
+def boundary_update(
+    *,
+    candidate: Candidate,
+    actor: User | None,
+    license_model: str | None = None,
+    support_terms: str | None = None,
+    upgrade_cadence: str | None = None,
+    exit_plan: str | None = None,
+) -> Boundary:
+    """Change a candidate's commercial and lifecycle boundaries (None: unchanged)."""
     scope_edit_guard(candidate.project_id)
-    unknown = set(fields) - set(BOUNDARY_FIELDS)
-    if unknown:
-        raise ValueError(f"boundary_update cannot change {sorted(unknown)}")
+    given = {
+        "license_model": license_model,
+        "support_terms": support_terms,
+        "upgrade_cadence": upgrade_cadence,
+        "exit_plan": exit_plan,
+    }
+    fields = {name: value for name, value in given.items() if value is not None}
     boundary, _created = Boundary.objects.select_for_update().get_or_create(candidate=candidate)
     before = {f: getattr(boundary, f) for f in BOUNDARY_FIELDS}
     for name, value in fields.items():
