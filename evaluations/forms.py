@@ -2,6 +2,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import (
@@ -87,8 +88,31 @@ class CandidateAddForm(forms.Form):
 
 
 class CandidateMoveForm(forms.Form):
-    tier = forms.ChoiceField(choices=Tier.choices)
+    """A change to a shortlisted candidate: only the fields the request carries change (a tier
+    button sends the tier alone; a tier it sends must be one)."""
+
+    tier = forms.ChoiceField(choices=Tier.choices, required=False)
     reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    version = forms.CharField(max_length=80, required=False)
+    decided_by_step = forms.ChoiceField(choices=FilterStep.choices, required=False)
+
+    def __init__(self, data: QueryDict | None = None) -> None:
+        super().__init__(data)
+        self.fields["tier"].required = data is not None and "tier" in data
+        self.fields["decided_by_step"].required = data is not None and "decided_by_step" in data
+
+    def changes(self) -> dict[str, str]:
+        return {name: self.cleaned_data[name] for name in self.fields if name in self.data}
+
+
+class MoveForm(forms.Form):
+    direction = forms.ChoiceField(
+        choices=[("up", "up"), ("down", "down")],
+        error_messages={
+            "required": _("direction must be up or down"),
+            "invalid_choice": _("direction must be up or down"),
+        },
+    )
 
 
 class CandidateEditForm(forms.Form):

@@ -4,6 +4,7 @@ from decimal import Decimal
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.forms.utils import ErrorDict
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import OWNER_TEAMS, Dimension, Scenario
@@ -315,3 +316,41 @@ class ClusterForm(forms.Form):
 
     def secrets(self) -> dict[str, str]:
         return {name: self.cleaned_data.get(name) or "" for name in self.SECRET_NAMES}
+
+
+class FlagForm(forms.Form):
+    """A button that says one thing ("reset", "clear", "with failures"), read through a form
+    like any other input."""
+
+    def __init__(self, name: str, data: QueryDict | None = None) -> None:
+        super().__init__(data)
+        self.name = name
+        self.fields[name] = forms.BooleanField(required=False)
+
+    @property
+    def set(self) -> bool:
+        return self.is_valid() and bool(self.cleaned_data[self.name])
+
+
+class HostKeyConfirmForm(forms.Form):
+    """The nodes whose host key fingerprints a person compared and confirmed."""
+
+    node = forms.MultipleChoiceField(choices=[], required=False)
+
+    def __init__(self, data: QueryDict, *, nodes: list[str]) -> None:
+        super().__init__(data)
+        node_field = self.fields["node"]
+        assert isinstance(node_field, forms.MultipleChoiceField)
+        node_field.choices = [(node, node) for node in nodes]
+        for node in nodes:
+            self.fields[f"fingerprint:{node}"] = forms.CharField(required=False, max_length=200)
+
+    def confirmed(self) -> dict[str, str]:
+        """Node -> the fingerprint the person confirmed (only nodes ticked with one)."""
+        if not self.is_valid():
+            return {}
+        return {
+            node: self.cleaned_data[f"fingerprint:{node}"]
+            for node in self.cleaned_data["node"]
+            if self.cleaned_data[f"fingerprint:{node}"]
+        }

@@ -134,17 +134,11 @@ def candidate_update(request: AuthedHttpRequest, slug: str, candidate_slug: str)
     access = selectors.project_access(request.user, slug, write=request.method == "POST")
     candidate = selectors.candidate_for_project(access.project, candidate_slug)
     errors: list[str] = []
+    form: CandidateMoveForm | None = None
     if request.method == "POST":
         form = CandidateMoveForm(request.POST)
-        # Only the fields the request carries change: a tier button sends the tier alone.
-        form.fields["tier"].required = "tier" in request.POST
         if form.is_valid():
-            changes = {
-                name: form.cleaned_data[name] for name in ("tier", "reason") if name in request.POST
-            }
-            for name in ("version", "decided_by_step"):
-                if name in request.POST:
-                    changes[name] = request.POST[name]
+            changes = form.changes()
             try:
                 services.candidate_update(
                     candidate=candidate,
@@ -163,7 +157,7 @@ def candidate_update(request: AuthedHttpRequest, slug: str, candidate_slug: str)
         {
             "editing": candidate.slug if editing else "",
             "card_errors": errors,
-            "proposed_tier": request.POST.get("tier", ""),
+            "proposed_tier": form["tier"].value() if form is not None else "",
             "candidate": selectors.candidate_for_project(access.project, candidate.slug),
         }
     )

@@ -15,6 +15,7 @@ from evaluations import selectors, services, suite_io
 from evaluations.forms import (
     ActionForm,
     ClaimsForm,
+    MoveForm,
     RequirementForm,
     SuiteFilterForm,
     SuiteImportForm,
@@ -166,10 +167,10 @@ def _move(
     access: selectors.ProjectAccess,
     item: Requirement | AcceptanceAction,
 ) -> HttpResponse:
-    direction = request.POST.get("direction", "")
-    if direction not in ("up", "down"):
+    form = MoveForm(request.POST)
+    if not form.is_valid():
         return HttpResponse(_("direction must be up or down"), status=400)
-    services.reorder(item=item, direction=direction, actor=request.user)
+    services.reorder(item=item, direction=form.cleaned_data["direction"], actor=request.user)
     if isinstance(item, AcceptanceAction):
         return _requirement_response(request, access, item.requirement_id)
     if request.htmx:

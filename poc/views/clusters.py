@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
 from poc import credentials, selectors
-from poc.forms import ClusterForm
+from poc.forms import ClusterForm, FlagForm, HostKeyConfirmForm
 from poc.models import Cluster, ClusterKind, ProbeStatus
 from poc.services import clusters as cluster_services
 from workbench.forms import form_add_service_error
@@ -177,11 +177,7 @@ def cluster_pin(request: AuthedHttpRequest, slug: str, cluster_id: int) -> HttpR
     """Pin the host keys whose fingerprints the person confirmed."""
     access = evaluation_selectors.project_access(request.user, slug, write=True)
     found = selectors.cluster_for_project(access.project, cluster_id)
-    confirmed = {
-        node: request.POST.get(f"fingerprint:{node}", "")
-        for node in request.POST.getlist("node")
-        if request.POST.get(f"fingerprint:{node}")
-    }
+    confirmed = HostKeyConfirmForm(request.POST, nodes=list(found.seen_host_keys)).confirmed()
     try:
         pinned = cluster_services.cluster_confirm_host_keys(
             cluster=found, fingerprints=confirmed, actor=request.user
@@ -201,7 +197,9 @@ def cluster_run(request: AuthedHttpRequest, slug: str, cluster_id: int) -> HttpR
     found = selectors.cluster_for_project(access.project, cluster_id)
     try:
         run = cluster_services.probe_run_start(
-            cluster=found, actor=request.user, with_failures=bool(request.POST.get("failures"))
+            cluster=found,
+            actor=request.user,
+            with_failures=FlagForm("failures", request.POST).set,
         )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))

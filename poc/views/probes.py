@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import Candidate
 from poc import selectors
-from poc.forms import ProbeBindingForm, ProbeUploadForm
+from poc.forms import FlagForm, ProbeBindingForm, ProbeUploadForm
 from poc.models import ProbeSource, ProbeStatus
 from poc.probes import agent as probe_agent_module
 from poc.probes import present
@@ -266,7 +266,7 @@ def probe_check_edit(request: AuthedHttpRequest, slug: str, action_id: int) -> H
     access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
     action = evaluation_selectors.action_for_project(access.project, action_id)
     choices = [(c["key"], c["label"]) for c in present.catalogue()]
-    if request.method == "POST" and request.POST.get("reset"):
+    if request.method == "POST" and FlagForm("reset", request.POST).set:
         probe_services.probe_binding_reset(action=action, actor=request.user)
         messages.success(request, _("The action follows its template's check again."))
         return redirect("poc:probe_checks", slug=slug)

@@ -18,6 +18,7 @@ from poc.forms import (
     ApiTokenForm,
     BoundaryForm,
     EvidenceForm,
+    FlagForm,
     MatrixFilterForm,
     ResponsibilityForm,
     ResultForm,
@@ -229,7 +230,7 @@ def responsibility_edit(
     )
     form = ResponsibilityForm(request.POST or None, initial=initial)
     if request.method == "POST":
-        if request.POST.get("clear") == "1":
+        if FlagForm("clear", request.POST).set:
             services.responsibility_clear(candidate=candidate, area=area, actor=request.user)
             return redirect(
                 reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
