@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import Count, OuterRef, Prefetch, Subquery
@@ -39,6 +39,7 @@ from poc.models import (
     Run,
     RunImport,
 )
+from workbench.typing import JSONObject
 
 OUTCOME_ORDER = [Outcome.PASSED, Outcome.FAILED, Outcome.NOT_COVERED, Outcome.NEEDS_INTEGRATION]
 
@@ -430,7 +431,7 @@ def runs_for_project(project: Project, *, limit: int = 100) -> list[Run]:
 
 def probe_bindings_for_project(
     project: Project,
-) -> list[tuple[AcceptanceAction, ProbeBinding | None, dict[str, Any] | None]]:
+) -> list[tuple[AcceptanceAction, ProbeBinding | None, JSONObject | None]]:
     """Every action of the project with its explicit binding (or None) and the check its
     template names (or None), in suite order. Two queries whatever the size."""
     actions = list(
@@ -456,10 +457,10 @@ def probe_bindings_for_project(
     return out
 
 
-def probe_binding_of(action: AcceptanceAction) -> tuple[ProbeBinding | None, dict[str, Any]]:
+def probe_binding_of(action: AcceptanceAction) -> tuple[ProbeBinding | None, JSONObject]:
     """One action's explicit binding (or None) and the check its template names (or {})."""
     explicit = ProbeBinding.objects.filter(action=action).first()
-    template_check: dict[str, Any] = {}
+    template_check: JSONObject = {}
     if action.template_key:
         template_check = (
             TemplateAction.objects.filter(key=action.template_key)

@@ -17,3 +17,8 @@ class AuthedHttpRequest(HtmxHttpRequest):
     """A request to a view behind `login_required`: the user is a real account."""
 
     user: User  # type: ignore[assignment]
+
+
+# Decoded JSON (a request body, a JSON column) and YAML (the catalog files): what it may hold.
+type JSON = str | int | float | bool | None | list[JSON] | dict[str, JSON]
+type JSONObject = dict[str, JSON]

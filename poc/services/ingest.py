@@ -4,7 +4,6 @@ number of queries whatever the size of the batch."""
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -32,6 +31,7 @@ from poc.services.cells import lock_cells
 from workbench.bulk import bulk_insert
 from workbench.people import stored_user
 from workbench.text import text_problem
+from workbench.typing import JSON, JSONObject
 
 MAX_ROWS = 5000
 MAX_TEXT = 20_000
@@ -54,7 +54,7 @@ class IngestError(Exception):
 
     def __init__(
         self,
-        errors: list[dict[str, Any]],
+        errors: list[dict[str, object]],
         message: str = "",
         unmapped: list[dict[str, str]] | None = None,
     ) -> None:
@@ -101,7 +101,7 @@ class ResultRow:
     action_key: str = ""
 
 
-def _text(raw: dict[str, Any], name: str, problems: dict[str, str]) -> str:
+def _text(raw: JSONObject, name: str, problems: dict[str, str]) -> str:
     value = raw.get(name, "")
     if value is None:
         return ""
@@ -131,7 +131,7 @@ def _actions_by_key(project: Project, keys: set[str]) -> dict[str, AcceptanceAct
 
 
 def validate_rows(
-    project: Project, rows: list[Any], *, default_candidate: str = ""
+    project: Project, rows: list[JSON], *, default_candidate: str = ""
 ) -> list[ResultRow]:
     """Check every row against the project; raise IngestError listing each bad one."""
     if not rows:
@@ -140,10 +140,10 @@ def validate_rows(
         raise IngestError([], f"at most {MAX_ROWS} results per request, got {len(rows)}")
     candidates = {c.slug: c for c in project.candidates.all()}
     keys = {
-        r.get("action") for r in rows if isinstance(r, dict) and isinstance(r.get("action"), str)
+        key for r in rows if isinstance(r, dict) and isinstance(key := r.get("action"), str) and key
     }
-    actions = _actions_by_key(project, {k for k in keys if k})
-    errors: list[dict[str, Any]] = []
+    actions = _actions_by_key(project, keys)
+    errors: list[dict[str, object]] = []
     valid: list[ResultRow] = []
     for index, raw in enumerate(rows):
         if not isinstance(raw, dict):
@@ -170,12 +170,13 @@ def validate_rows(
             problems["integration"] = "must be an object with what, owner_team, effort_days"
         elif outcome == Outcome.NEEDS_INTEGRATION:
             what = _text(integration, "what", problems)
-            owner = integration.get("owner_team") or ""
-            if owner and (not isinstance(owner, str) or owner not in OWNER_VALUES):
+            given_owner = integration.get("owner_team") or ""
+            if isinstance(given_owner, str) and given_owner in OWNER_VALUES:
+                owner = given_owner
+            elif given_owner:
                 problems["integration.owner_team"] = (
-                    f"{str(owner)[:60]!r} is not one of {', '.join(sorted(OWNER_VALUES))}"
+                    f"{str(given_owner)[:60]!r} is not one of {', '.join(sorted(OWNER_VALUES))}"
                 )
-                owner = ""
             effort = _effort(integration.get("effort_days"), problems)
         if isinstance(outcome, str) and isinstance(integration, dict):
             # What the outcome requires, by the rule the model applies (bulk inserts skip it).
@@ -214,7 +215,7 @@ def validate_rows(
                 integration_what=what,
                 integration_owner_team=owner,
                 integration_effort_days=effort,
-                evidence_urls=list(urls),
+                evidence_urls=[url for url in urls if isinstance(url, str)],
                 candidate_slug=candidate.slug,
                 action_key=action.key,
             )
@@ -224,7 +225,7 @@ def validate_rows(
     return valid
 
 
-def _effort(raw: Any, problems: dict[str, str]) -> Decimal | None:
+def _effort(raw: JSON, problems: dict[str, str]) -> Decimal | None:
     """The effort as a number of person-days, or None when absent (the outcome rule says
     whether it is needed) or malformed (the problem is named)."""
     if raw is None or raw == "":
@@ -327,7 +328,7 @@ def results_ingest(
         returning_ids=True,
     )
     final: dict[tuple[int, int], tuple[int, str, int]] = {}  # cell -> (result id, outcome, n)
-    evidence: dict[str, list[Any]] = {
+    evidence: dict[str, list[object]] = {
         name: [] for name in ("result", "kind", "url", "file", "name", "sha256", "size", "type")
     }
     for row, result_id in zip(rows, result_ids, strict=True):
@@ -401,7 +402,7 @@ def results_ingest(
 
 
 def _cite(
-    columns: dict[str, list[Any]],
+    columns: dict[str, list[object]],
     result_id: int,
     kind: str,
     *,
@@ -443,7 +444,7 @@ def _run_for(project: Project, run: RunData) -> Run:
         defaults={"name": run.name, "url": run.url, "commit": run.commit, "candidate": candidate},
     )
     if not created:
-        changed: dict[str, Any] = {
+        changed: dict[str, object] = {
             name: value
             for name, value in (("name", run.name), ("url", run.url), ("commit", run.commit))
             if value and getattr(run_row, name) != value
@@ -483,7 +484,7 @@ def junit_ingest(
         raise IngestError([], str(exc)) from exc
     keys = evaluation_selectors.action_keys_with_aliases(project)
     outcomes, unmapped = junit.outcomes_by_action(cases, keys)
-    rows = [
+    rows: list[JSON] = [
         {
             "candidate": candidate,
             "action": o.key,

@@ -13,7 +13,6 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -41,9 +40,11 @@ from poc.models import (
 from poc.probes import parsers, present
 from poc.probes.facts import FACTS_FORMAT, NodeFacts
 from poc.probes.rules import checks, health
+from poc.probes.rules.health import NodeHealth
 from poc.services.ingest import ResultRow, RunData, StoredFile, results_ingest
 from workbench.people import stored_user
 from workbench.text import first_unstorable
+from workbench.typing import JSON, JSONObject
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class ProbeRecorded:
 # --- reading input -----------------------------------------------------------------------
 
 
-def nodes_from_bundle(bundle: Any) -> list[NodeInput]:
+def nodes_from_bundle(bundle: JSON) -> list[NodeInput]:
     """The agent's JSON bundle (a dict, already decoded) as one node with its raw outputs."""
     if problem := first_unstorable(bundle, "bundle"):
         raise ProbeInputError(problem)  # before anything reads it: nothing half stored
@@ -90,14 +91,20 @@ def nodes_from_bundle(bundle: Any) -> list[NodeInput]:
         facts = parsers.parse_bundle(bundle)
     except parsers.ParseError as exc:
         raise ProbeInputError(str(exc)) from None
+    assert isinstance(bundle, dict)  # parse_bundle refuses anything else
+    listed = bundle.get("outputs")
     outputs = []
-    for index, output in enumerate(bundle["outputs"]):
+    for index, output in enumerate(listed if isinstance(listed, list) else []):
+        if not isinstance(output, dict):
+            continue
         name = str(output.get("name") or f"output {index + 1}")[:500]
-        text = output.get("stdout") or ""
-        error = output.get("error") or ""
+        text = str(output.get("stdout") or "")
+        error = str(output.get("error") or "")
         if output.get("stderr") and not text:
             error = f"{error} {output['stderr']}".strip()
-        outputs.append(RawOutput(name, text, output.get("exit_code"), str(error)[:2000]))
+        code = output.get("exit_code")
+        exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        outputs.append(RawOutput(name, text, exit_code, error[:2000]))
     outputs.append(RawOutput("bundle.json", json.dumps(bundle, ensure_ascii=False, indent=1)))
     return [NodeInput(facts, outputs)]
 
@@ -144,7 +151,7 @@ def nodes_from_text(
 class Binding:
     action: AcceptanceAction
     check: str
-    params: dict[str, Any]
+    params: JSONObject
     from_template: bool
 
 
@@ -157,19 +164,18 @@ def bindings_for_project(project: Project) -> list[Binding]:
         if explicit is not None:
             if explicit.check_key:
                 bindings.append(Binding(action, explicit.check_key, explicit.params, False))
-        elif template_check:
-            bindings.append(
-                Binding(action, template_check["check"], template_check.get("params", {}), True)
-            )
+        elif template_check and isinstance(key := template_check.get("check"), str):
+            params = template_check.get("params")
+            bindings.append(Binding(action, key, params if isinstance(params, dict) else {}, True))
     return bindings
 
 
 @transaction.atomic
 def probe_binding_set(
-    *, action: AcceptanceAction, check: str, params: dict[str, Any], actor: User | None
+    *, action: AcceptanceAction, check: str, params: JSONObject, actor: User | None
 ) -> ProbeBinding:
     """Bind an action to a check of the catalogue (check "" unbinds it, template or not)."""
-    cleaned: dict[str, Any] = {}
+    cleaned: JSONObject = {}
     if check:
         try:
             cleaned = checks.validate_params(check, params)
@@ -298,7 +304,7 @@ def probe_record(
 
 def store_nodes(
     run: ProbeRun,
-    judged: list[tuple[NodeInput, Any]],
+    judged: list[tuple[NodeInput, NodeHealth]],
     created: list[str],
     *,
     several: bool,
@@ -361,7 +367,7 @@ def record_run_results(
     *,
     actor: User | None,
     token: ApiToken | None = None,
-    cluster_facts: dict[str, Any] | None = None,
+    cluster_facts: JSONObject | None = None,
 ) -> tuple[RunImport | None, dict[str, list[dict[str, str]]], int]:
     """A result for every bound action of the run's project, judged on `facts` (and what a
     cluster connector read beyond nodes), recorded through the ingest service CI posts use
@@ -405,7 +411,7 @@ def _result_row(
     binding: Binding,
     facts: list[NodeFacts],
     cited: list[StoredFile],
-    cluster_facts: dict[str, Any] | None = None,
+    cluster_facts: JSONObject | None = None,
 ) -> ResultRow:
     verdict = checks.run_check(binding.check, binding.params, facts, cluster=cluster_facts)
     statement = verdict["check"]
@@ -448,7 +454,7 @@ def probe_ingest_bundle(
     *,
     project: Project,
     candidate: Candidate,
-    bundle: Any,
+    bundle: JSON,
     actor: User | None,
     token: ApiToken | None = None,
     source: str = ProbeSource.AGENT,
