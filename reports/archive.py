@@ -26,8 +26,7 @@ import hashlib
 import io
 import json
 import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, time
 from pathlib import PurePosixPath
@@ -70,6 +69,7 @@ from poc.models import (
 )
 from reports.models import Sheet, SignOff
 from workbench.hashing import sha256_chunks
+from workbench.storage import files_removed_on_failure
 
 FORMAT = "workbench-project-archive/1"
 MAX_ARCHIVE_ENTRIES = 1_000_000
@@ -237,17 +237,6 @@ def _read_manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
     return manifest
 
 
-@contextmanager
-def _files_removed_on_failure() -> Iterator[list[str]]:
-    created: list[str] = []
-    try:
-        yield created
-    except BaseException:
-        for name in created:
-            default_storage.delete(name)
-        raise
-
-
 def _restore_file(
     archive: zipfile.ZipFile, name: str, expected: dict[str, Any], created: list[str]
 ) -> str:
@@ -315,7 +304,7 @@ def import_project(source: Any, *, slug: str | None = None) -> ImportReport:
         except UnicodeDecodeError:
             raise ArchiveError("data.json is not UTF-8 text") from None
         try:
-            with _files_removed_on_failure() as created, transaction.atomic():
+            with files_removed_on_failure() as created, transaction.atomic():
                 return _import_rows(archive, manifest, text, slug, created)
         except IntegrityError as exc:
             raise ArchiveError(

@@ -2,15 +2,13 @@
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import F, Max, Q, QuerySet
-from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -30,6 +28,7 @@ from reports.selectors import (
     signer_refusal,
 )
 from reports.snapshot import FINGERPRINT_LANGUAGE, content_fingerprint, snapshot_and_hash
+from workbench.storage import files_removed_on_failure
 
 log = logging.getLogger(__name__)
 LANGUAGES = ("en", "zh-hans")
@@ -169,20 +168,6 @@ def _queue_seal(sheet_id: int) -> None:
     )
 
 
-@contextmanager
-def _files_removed_on_rollback() -> Iterator[list[FieldFile]]:
-    """Files written to storage inside a transaction are deleted again if it rolls back, so a
-    failed save leaves no orphan PDF behind."""
-    stored: list[FieldFile] = []
-    try:
-        yield stored
-    except BaseException:
-        for field in stored:
-            if field.name:
-                field.storage.delete(field.name)
-        raise
-
-
 def _claim(sheet_id: int, *, waiting: str, becomes: str) -> Sheet | None:
     """Take up a sheet's work under a row lock: when it waits for a worker, or when the worker
     that took it was lost. The returned sheet's work_started_at is this worker's claim; a
@@ -225,7 +210,7 @@ def sheet_render(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
         html = rendering.sheet_html(sheet)
         claim.update(progress=40)
         rendered = rendering.html_to_pdf(html)
-        with _files_removed_on_rollback() as stored, transaction.atomic():
+        with files_removed_on_failure() as stored, transaction.atomic():
             if not claim.select_for_update().exists():
                 log.warning("sheet %s: rendering was taken over; result dropped", sheet.pk)
                 return Sheet.objects.get(pk=sheet.pk)
@@ -234,7 +219,7 @@ def sheet_render(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
                 ContentFile(rendered.pdf),
                 save=False,
             )
-            stored.append(sheet.pdf)
+            stored.append(sheet.pdf.name or "")
             claim.update(
                 pdf=sheet.pdf.name,
                 page_count=rendered.pages,
@@ -357,7 +342,7 @@ def sheet_seal(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
     claim = _holding(sheet, SheetStatus.SEALING)
     try:
         sealed = _sealed_pdf(sheet)
-        with _files_removed_on_rollback() as stored, transaction.atomic():
+        with files_removed_on_failure() as stored, transaction.atomic():
             if not claim.select_for_update().exists():
                 log.warning("sheet %s: sealing was taken over; result dropped", sheet.pk)
                 return Sheet.objects.get(pk=sheet.pk)
@@ -366,7 +351,7 @@ def sheet_seal(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
                 ContentFile(sealed),
                 save=False,
             )
-            stored.append(sheet.sealed_pdf)
+            stored.append(sheet.sealed_pdf.name or "")
             digest = hashlib.sha256(sealed).hexdigest()
             claim.update(
                 sealed_pdf=sheet.sealed_pdf.name,

@@ -51,7 +51,6 @@ from poc.services.probes import (
     NodeInput,
     ProbeInputError,
     RawOutput,
-    _files_removed_on_rollback,
     _store,
     _worst,
     nodes_from_bundle,
@@ -59,6 +58,7 @@ from poc.services.probes import (
     store_nodes,
 )
 from workbench.memory import release_free_memory
+from workbench.storage import files_removed_on_failure
 
 log = logging.getLogger(__name__)
 
@@ -680,7 +680,7 @@ class _Collected:
 def _store_failed_node(
     run: ProbeRun, collected: _Collected, host: str, error: str, outputs: list[RawOutput]
 ) -> None:
-    with _files_removed_on_rollback() as created, transaction.atomic():
+    with files_removed_on_failure() as created, transaction.atomic():
         node = ProbeNode.objects.create(
             run=run,
             host=host[:255],
@@ -697,7 +697,7 @@ def _store_failed_node(
 
 def _store_read_node(run: ProbeRun, collected: _Collected, node: NodeInput) -> None:
     judged = health.judge_node(node.facts)
-    with _files_removed_on_rollback() as created, transaction.atomic():
+    with files_removed_on_failure() as created, transaction.atomic():
         cited = store_nodes(run, [(node, judged)], created, several=True, start=collected.position)
     collected.position += 1
     collected.facts.append(node.facts)
@@ -897,7 +897,7 @@ def _store_raw(run: ProbeRun, raw: list[dict[str, Any]], prefix: str = "") -> No
         )
         for item in raw
     ]
-    with _files_removed_on_rollback() as created, transaction.atomic():
+    with files_removed_on_failure() as created, transaction.atomic():
         _store_outputs(run, None, outputs, created)
 
 

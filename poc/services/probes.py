@@ -10,8 +10,6 @@ history and the regressed / recovered report treat them alike.
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
@@ -43,6 +41,7 @@ from poc.probes.rules import checks, health
 from poc.probes.rules.health import NodeHealth
 from poc.services.ingest import ResultRow, RunData, StoredFile, results_ingest
 from workbench.people import stored_user
+from workbench.storage import files_removed_on_failure
 from workbench.text import first_unstorable
 from workbench.typing import JSON, JSONObject
 
@@ -219,17 +218,6 @@ def probe_binding_reset(*, action: AcceptanceAction, actor: User | None) -> None
 # --- recording ---------------------------------------------------------------------------
 
 
-@contextmanager
-def _files_removed_on_rollback() -> Iterator[list[str]]:
-    created: list[str] = []
-    try:
-        yield created
-    except BaseException:
-        for name in created:
-            default_storage.delete(name)
-        raise
-
-
 def _store(project: Project, text: str, created: list[str]) -> tuple[str, str, int]:
     data = text.encode("utf-8", "surrogateescape")
     digest = hashlib.sha256(data).hexdigest()
@@ -266,7 +254,7 @@ def probe_record(
         raise ProbeInputError(_("The probe read no node."))
     judged = [(node, health.judge_node(node.facts)) for node in nodes]
     actor = stored_user(actor)
-    with _files_removed_on_rollback() as created, transaction.atomic():
+    with files_removed_on_failure() as created, transaction.atomic():
         run = ProbeRun.objects.create(
             project=project,
             candidate=candidate,
