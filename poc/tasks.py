@@ -4,7 +4,7 @@ credential); the run row holds the state, the claim and the reason of a failure.
 from celery import Task, shared_task
 from django.conf import settings
 
-from poc.services import clusters
+from poc.services import clusters, tokens
 
 
 @shared_task(
@@ -31,3 +31,9 @@ def probe_schedule_task() -> None:
     clusters.probe_runs_resend()
     clusters.probe_runs_recover()
     clusters.probe_schedule_due()
+
+
+@shared_task(ignore_result=True)
+def idempotency_prune_task() -> None:
+    """Forget old Idempotency-Key responses (beat, hourly)."""
+    tokens.idempotency_records_prune()

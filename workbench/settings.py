@@ -225,6 +225,8 @@ PROBE_SOFT_TIME_LIMIT = env_int("PROBE_SOFT_TIME_LIMIT", 900, minimum=10)
 # Sheet work that meets a passing failure (database connection, storage) retries after this
 # many seconds, doubling each time (reports.tasks).
 SHEET_RETRY_SECONDS = env_int("SHEET_RETRY_SECONDS", 15, minimum=1)
+# How long the API remembers an Idempotency-Key's response for replays.
+IDEMPOTENCY_KEEP_HOURS = env_int("IDEMPOTENCY_KEEP_HOURS", 48, minimum=1)
 PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 16, minimum=1)
 PROBE_COMMAND_TIMEOUT = env_int("PROBE_COMMAND_TIMEOUT", 60, minimum=1)
 
@@ -341,6 +343,8 @@ CELERY_BEAT_SCHEDULE = {
     "sheet-notices": {"task": "reports.tasks.notices_task", "schedule": 60.0},
     # Sheet renders and seals lost with their message or worker, queued again.
     "sheet-recovery": {"task": "reports.tasks.sheets_recover_task", "schedule": 300.0},
+    # Responses kept for Idempotency-Key replays, forgotten after IDEMPOTENCY_KEEP_HOURS.
+    "idempotency-prune": {"task": "poc.tasks.idempotency_prune_task", "schedule": 3600.0},
 }
 # Declared, not only routed to: a purge (and a worker without -Q) then knows every queue.
 CELERY_TASK_QUEUES = [

@@ -128,3 +128,30 @@ def test_ten_concurrent_posts_to_one_new_run_make_one_run(suite) -> None:
     assert Run.objects.count() == 1
     assert Result.objects.count() == 10
     assert ResultCell.objects.get().result_count == 10
+
+
+@pytest.mark.django_db
+def test_kept_responses_are_forgotten_after_the_keep_time(suite, settings) -> None:
+    from datetime import timedelta
+
+    from django.conf import settings as django_settings
+    from django.utils import timezone
+
+    from poc.services.tokens import idempotency_records_prune
+
+    settings.IDEMPOTENCY_KEEP_HOURS = 48
+    client, _, _ = token_client(suite["alpha"])
+    post_results(client, "alpha", payload(_rows(suite)), **{"Idempotency-Key": "old"})
+    post_results(client, "alpha", payload(_rows(suite)), **{"Idempotency-Key": "fresh"})
+    IdempotencyRecord.objects.filter(key="old").update(
+        created_at=timezone.now() - timedelta(hours=49)
+    )
+    assert idempotency_records_prune() == 1
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["fresh"]
+    # The same key after that is a new request, not a replay.
+    again = post_results(client, "alpha", payload(_rows(suite)), **{"Idempotency-Key": "old"})
+    assert again.status_code == 201 and "Idempotent-Replayed" not in again
+    fresh = post_results(client, "alpha", payload(_rows(suite)), **{"Idempotency-Key": "fresh"})
+    assert fresh["Idempotent-Replayed"] == "true"
+    beat = django_settings.CELERY_BEAT_SCHEDULE["idempotency-prune"]
+    assert beat["task"] == "poc.tasks.idempotency_prune_task"
