@@ -23,11 +23,11 @@ def _snapshot() -> list[tuple]:
 def test_seed_twice_gives_the_same_rows() -> None:
     out = StringIO()
     call_command("seed_catalog", stdout=out)
-    assert "10 created" in out.getvalue()
+    assert "solutions: 17 created" in out.getvalue()
     first = _snapshot()
     out = StringIO()
     call_command("seed_catalog", stdout=out)
-    assert "0 created, 0 updated, 10 unchanged" in out.getvalue()
+    assert "solutions: 0 created, 0 updated, 17 unchanged" in out.getvalue()
     assert _snapshot() == first
 
 
@@ -36,19 +36,34 @@ def test_seed_restores_edited_rows_and_keeps_ids() -> None:
     volcano = Solution.objects.get(key="volcano")
     Solution.objects.filter(pk=volcano.pk).update(not_suitable_when_en="edited")
     report = catalog_seed(entries=load_solutions())
-    assert (report.created, report.updated, report.unchanged) == (0, 1, 9)
+    assert (report.created, report.updated, report.unchanged) == (0, 1, 16)
     restored = Solution.objects.get(key="volcano")
     assert restored.pk == volcano.pk
     assert restored.not_suitable_when_en != "edited"
 
 
-def test_catalog_holds_five_routes_and_five_products() -> None:
+def test_catalog_holds_five_routes_and_the_products_teams_weigh() -> None:
     call_command("seed_catalog", stdout=StringIO())
     routes = set(Solution.objects.filter(kind=SolutionKind.ROUTE).values_list("key", flat=True))
     products = {s.key: s.route.key for s in Solution.objects.filter(kind=SolutionKind.PRODUCT)}
     assert routes == {"container-native", "hpc-batch", "commercial", "cloud-platform", "self-built"}
-    assert set(products) == {"k8s-gpu-operator", "volcano", "slurm", "runai", "openshift-ai"}
-    assert products["slurm"] == "hpc-batch"
+    assert set(products) == {
+        "k8s-gpu-operator",
+        "volcano",
+        "slurm",
+        "runai",
+        "openshift-ai",
+        "kueue",
+        "kuberay",
+        "hami",
+        "slinky",
+        "sagemaker-hyperpod",
+        "vertex-ai",
+        "azure-ml",
+    }
+    assert products["slurm"] == products["slinky"] == "hpc-batch"
+    assert products["kueue"] == products["hami"] == "container-native"
+    assert products["vertex-ai"] == "cloud-platform"
     for solution in Solution.objects.all():
         for field in ("name", "scale", "integration_cost", "operations_owner", "not_suitable_when"):
             assert getattr(solution, f"{field}_en") and getattr(solution, f"{field}_zh"), (
