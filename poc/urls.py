@@ -19,6 +19,7 @@ urlpatterns = [
         name="evidence_download",
     ),
     path("<slug:slug>/comparison/", views.comparison, name="comparison"),
+    path("<slug:slug>/integration/", views.integration_gaps, name="integration_gaps"),
     path(
         "<slug:slug>/comparison/<slug:candidate_slug>/responsibility/<slug:area>/",
         views.responsibility_edit,

@@ -200,6 +200,26 @@ def comparison(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     )
 
 
+@login_required
+def integration_gaps(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """Every integration gap across the candidates, with person-days by owning team."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    include_all = FlagForm("all", request.GET).set
+    return render(
+        request,
+        "poc/integration_gaps.html",
+        {
+            "access": access,
+            "project": access.project,
+            "tab": "integration",
+            "report": selectors.integration_gaps_for_project(
+                access.project, include_all=include_all
+            ),
+            "include_all": include_all,
+        },
+    )
+
+
 def _comparison_anchor(slug: str, candidate: Candidate) -> str:
     return reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
 

@@ -242,3 +242,46 @@ def test_responsibilities_and_boundaries_are_recorded_in_history(suite, login) -
     )
     event = ProjectEvent.objects.get(verb="boundary.updated")
     assert event.after == {"license_model": "Apache-2.0", "exit_plan": "Keep YAML"}
+
+
+def test_integration_gaps_add_up_by_owning_team_across_candidates(suite, login) -> None:
+    from tests.factories import CandidateFactory
+
+    alpha, volcano = suite["alpha"], suite["volcano"]
+    quota, job, tenant = suite["actions"]
+    slurm = CandidateFactory(project=alpha, slug="slurm-b")
+
+    def integrate(candidate, action, team, days, what="LDAP groups") -> None:
+        services.result_record(
+            candidate=candidate,
+            action=action,
+            outcome="needs_integration",
+            integration_what=what,
+            integration_owner_team=team,
+            integration_effort_days=Decimal(days),
+            actor=None,
+        )
+
+    integrate(volcano, quota, "platform", "3.5")
+    integrate(volcano, tenant, "ops", "2")
+    integrate(slurm, quota, "platform", "4", what="Quota exporter")
+    integrate(slurm, job, "platform", "1")
+    services.result_record(
+        candidate=slurm, action=job, outcome="passed", change_reason="fixed", actor=None
+    )
+    from poc import selectors
+
+    report = selectors.integration_gaps_for_project(alpha)
+    teams = {t.team: (t.days, t.gaps) for t in report.teams}
+    assert teams == {"platform": (Decimal("7.5"), 2), "ops": (Decimal("2"), 1)}
+    assert report.total_days == Decimal("9.5")  # the passed cell's old gap no longer counts
+    platform = next(t for t in report.teams if t.team == "platform")
+    assert platform.by_candidate == {volcano.pk: Decimal("3.5"), slurm.pk: Decimal("4")}
+    page = login(suite["bob"]).get(reverse("poc:integration_gaps", args=["alpha"]))
+    text = page.content.decode()
+    assert page.status_code == 200 and "Quota exporter" in text and "9.5" in text
+    assert text.count("<tr><td>") == 3  # one row per open gap
+    assert (
+        login(suite["charlie"]).get(reverse("poc:integration_gaps", args=["alpha"])).status_code
+        == 404
+    )
