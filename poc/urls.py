@@ -20,6 +20,7 @@ urlpatterns = [
     ),
     path("<slug:slug>/comparison/", views.comparison, name="comparison"),
     path("<slug:slug>/integration/", views.integration_gaps, name="integration_gaps"),
+    path("<slug:slug>/responsibilities/", views.responsibilities, name="responsibilities"),
     path(
         "<slug:slug>/comparison/<slug:candidate_slug>/responsibility/<slug:area>/",
         views.responsibility_edit,

@@ -249,13 +249,19 @@ def responsibility_edit(
         else {}
     )
     form = ResponsibilityForm(request.POST or None, initial=initial)
+    # Opened from the responsibilities grid (?grid=1): back to the grid, in place with htmx.
+    from_grid = FlagForm("grid", request.GET).set
+    back = (
+        reverse("poc:responsibilities", kwargs={"slug": slug}) + f"#r-{area}"
+        if from_grid
+        else reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
+    )
     if request.method == "POST":
+        done = False
         if FlagForm("clear", request.POST).set:
             services.responsibility_clear(candidate=candidate, area=area, actor=request.user)
-            return redirect(
-                reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
-            )
-        if form.is_valid():
+            done = True
+        elif form.is_valid():
             try:
                 services.responsibility_set(
                     candidate=candidate, area=area, actor=request.user, **form.cleaned_data
@@ -264,22 +270,49 @@ def responsibility_edit(
                 form_add_service_error(form, exc)
             else:
                 messages.success(request, _("Responsibility saved."))
-                return redirect(
-                    reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
-                )
+                done = True
+        if done:
+            if request.htmx:
+                response = HttpResponse(status=204)
+                response["HX-Redirect"] = back
+                return response
+            return redirect(back)
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "responsibilities" if from_grid else "comparison",
+        "candidate": candidate,
+        "area": area,
+        "area_label": ResponsibilityArea(area).label,
+        "form": form,
+        "current": current,
+        "from_grid": from_grid,
+    }
+    status = 422 if form.errors else 200
+    if request.htmx:
+        return render(request, "poc/responsibility_edit.html#editor", context, status=status)
+    return render(request, "poc/responsibility_edit.html", context, status=status)
+
+
+@login_required
+def responsibilities(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """The responsibility grid: every area for every candidate in play, gaps marked."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    summaries = selectors.comparison_for_project(access.project)
+    rows = [
+        (value, label, [(s.candidate, s.responsibilities.get(value)) for s in summaries])
+        for value, label in ResponsibilityArea.choices
+    ]
     return render(
         request,
-        "poc/responsibility_edit.html",
+        "poc/responsibilities.html",
         {
             "access": access,
             "project": access.project,
-            "tab": "comparison",
-            "candidate": candidate,
-            "area_label": ResponsibilityArea(area).label,
-            "form": form,
-            "current": current,
+            "tab": "responsibilities",
+            "summaries": summaries,
+            "rows": rows,
         },
-        status=422 if form.errors else 200,
     )
 
 

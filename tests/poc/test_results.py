@@ -285,3 +285,32 @@ def test_integration_gaps_add_up_by_owning_team_across_candidates(suite, login) 
         login(suite["charlie"]).get(reverse("poc:integration_gaps", args=["alpha"])).status_code
         == 404
     )
+
+
+def test_the_responsibility_grid_marks_gaps_and_edits_in_place(suite, login) -> None:
+    from poc.models import Responsibility
+
+    volcano = suite["volcano"]
+    bob = login(suite["bob"])
+    grid_url = reverse("poc:responsibilities", args=["alpha"])
+    page = bob.get(grid_url).content.decode()
+    assert page.count('class="gap"') == 11  # one candidate in play, nothing assigned yet
+    edit = reverse("poc:responsibility_edit", args=["alpha", "volcano", "support_sla"])
+    panel = bob.get(edit + "?grid=1", headers={"HX-Request": "true"})
+    assert panel.status_code == 200 and "<html" not in panel.content.decode()
+    bad = bob.post(edit + "?grid=1", {"party": "nobody"}, headers={"HX-Request": "true"})
+    assert bad.status_code == 422 and 'id="responsibility-editor"' in bad.content.decode()
+    saved = bob.post(
+        edit + "?grid=1",
+        {"party": "vendor", "person": "Vendor support desk", "escalation": "", "note": ""},
+        headers={"HX-Request": "true"},
+    )
+    assert saved.status_code == 204 and saved["HX-Redirect"] == grid_url + "#r-support_sla"
+    assert Responsibility.objects.get(candidate=volcano, area="support_sla").party == "vendor"
+    page = bob.get(grid_url).content.decode()
+    assert page.count('class="gap"') == 10 and "Vendor support desk" in page
+    # Without htmx the form goes back to the grid too; an observer reads without links.
+    cleared = bob.post(edit + "?grid=1", {"clear": "1"})
+    assert cleared.status_code == 302 and cleared["Location"].startswith(grid_url)
+    observer = login(suite["dave"]).get(grid_url).content.decode()
+    assert "hx-get" not in observer and observer.count('class="gap"') == 11
