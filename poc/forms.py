@@ -354,3 +354,13 @@ class HostKeyConfirmForm(forms.Form):
             for node in self.cleaned_data["node"]
             if self.cleaned_data[f"fingerprint:{node}"]
         }
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(
+        label=_("Search"),
+        min_length=2,
+        max_length=200,
+        strip=True,
+        error_messages={"min_length": _("Type at least two characters.")},
+    )

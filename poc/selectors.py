@@ -11,9 +11,10 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from django.db import connection
-from django.db.models import Count, OuterRef, Prefetch, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
 from django.http import Http404
 
+from evaluations import selectors as evaluation_selectors
 from evaluations.models import (
     OWNER_TEAMS,
     AcceptanceAction,
@@ -40,7 +41,7 @@ from poc.models import (
     Run,
     RunImport,
 )
-from workbench.typing import JSONObject
+from workbench.typing import AnyUser, JSONObject
 
 OUTCOME_ORDER = [Outcome.PASSED, Outcome.FAILED, Outcome.NOT_COVERED, Outcome.NEEDS_INTEGRATION]
 
@@ -694,3 +695,63 @@ def integration_gaps_for_project(project: Project, *, include_all: bool = False)
         ),
         teams=sorted(teams.values(), key=lambda t: -t.days),
     )
+
+
+# --- search across the user's projects ------------------------------------------------------
+
+SEARCH_LIMIT = 30
+
+
+@dataclass
+class SearchHits:
+    query: str
+    candidates: list[Candidate]
+    actions: list[AcceptanceAction]
+    results: list[Result]
+
+    @property
+    def total(self) -> int:
+        return len(self.candidates) + len(self.actions) + len(self.results)
+
+
+def search(user: AnyUser, query: str, *, limit: int = SEARCH_LIMIT) -> SearchHits:
+    """Candidates, acceptance actions and results whose words contain `query`, in the projects
+    `user` is a member of only (newest results first; at most `limit` of each kind)."""
+    projects = evaluation_selectors.projects_for_user(user).values("pk")
+    candidates = list(
+        Candidate.objects.filter(project__in=projects)
+        .filter(
+            Q(slug__icontains=query)
+            | Q(solution__name_en__icontains=query)
+            | Q(solution__name_zh__icontains=query)
+            | Q(version__icontains=query)
+            | Q(reason__icontains=query)
+        )
+        .select_related("project", "solution")
+        .order_by("project__name", "position", "pk")[:limit]
+    )
+    actions = list(
+        AcceptanceAction.objects.filter(project__in=projects)
+        .filter(
+            Q(key__icontains=query)
+            | Q(question__icontains=query)
+            | Q(pass_criterion__icontains=query)
+            | Q(requirement__feature__icontains=query)
+            | Q(translations__icontains=query)
+        )
+        .select_related("project", "requirement")
+        .order_by("project__name", "requirement__position", "position", "pk")[:limit]
+    )
+    results = list(
+        Result.objects.filter(project__in=projects)
+        .filter(
+            Q(note__icontains=query)
+            | Q(failure_cause__icontains=query)
+            | Q(integration_what__icontains=query)
+            | Q(change_reason__icontains=query)
+            | Q(run_reference__icontains=query)
+        )
+        .select_related("project", "candidate__solution", "action", "recorded_by")
+        .order_by("-recorded_at", "-pk")[:limit]
+    )
+    return SearchHits(query, candidates, actions, results)

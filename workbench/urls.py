@@ -26,6 +26,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/preferences/", views.preferences, name="preferences"),
     path("i18n/", include("django.conf.urls.i18n")),
+    path("search/", include("poc.search_urls")),
     path("projects/", include("evaluations.urls")),
     path("projects/", include("poc.urls")),
     path("", include("reports.urls")),
