@@ -44,8 +44,21 @@ def candidate_add(
     reason: str = "",
     slug: str = "",
 ) -> Candidate:
-    """Put a catalog solution on a project's shortlist."""
+    """Put a catalog solution on a project's shortlist (once: a solution already there is
+    refused, naming the candidate that holds it)."""
     scope_edit_guard(project)
+    Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise adds
+    held = Candidate.objects.filter(project=project, solution=solution).first()
+    if held is not None:
+        raise ValidationError(
+            {
+                "solution": _(
+                    "%(solution)s is already on the shortlist (%(slug)s): edit that candidate's "
+                    "version or tier instead of adding it twice."
+                )
+                % {"solution": solution.name, "slug": held.slug}
+            }
+        )
     last = Candidate.objects.filter(project=project).aggregate(m=Max("position"))["m"]
     candidate = Candidate(
         project=project,

@@ -24,3 +24,28 @@ document.addEventListener("htmx:responseError", function (event) {
   }
   box.textContent = xhr.responseText;
 });
+
+// Forms marked data-confirm ask first (removing a member, for instance); without JavaScript
+// they submit as they are.
+document.addEventListener("submit", function (event) {
+  var form = event.target;
+  var question = form && form.getAttribute && form.getAttribute("data-confirm");
+  if (question && !window.confirm(question)) {
+    event.preventDefault();
+  }
+});
+
+// A button data-copy="ID" copies the text of element ID and says so.
+document.addEventListener("click", function (event) {
+  var button = event.target && event.target.closest && event.target.closest("[data-copy]");
+  if (!button) {
+    return;
+  }
+  var source = document.getElementById(button.getAttribute("data-copy"));
+  if (!source || !navigator.clipboard) {
+    return;
+  }
+  navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+    button.textContent = button.getAttribute("data-copied") || button.textContent;
+  });
+});

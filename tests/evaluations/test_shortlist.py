@@ -60,14 +60,27 @@ def test_database_refuses_not_applicable_without_reason(personas) -> None:
         Candidate.objects.filter(pk=volcano.pk).update(tier=Tier.NOT_APPLICABLE, reason="")
 
 
-def test_same_solution_twice_gets_a_distinct_slug(personas) -> None:
-    again = services.candidate_add(
-        project=personas["alpha"],
+def test_a_solution_is_shortlisted_once(personas, login) -> None:
+    from evaluations.models import Candidate, ProjectEvent
+
+    events = ProjectEvent.objects.count()
+    with pytest.raises(ValidationError) as refused:
+        services.candidate_add(
+            project=personas["alpha"],
+            solution=Solution.objects.get(key="volcano"),
+            actor=personas["alice"],
+            version="1.13",
+        )
+    assert "already on the shortlist (volcano)" in refused.value.message_dict["solution"][0]
+    assert Candidate.objects.filter(project=personas["alpha"]).count() == 1
+    assert ProjectEvent.objects.count() == events
+    # Another project may shortlist the same solution.
+    other = services.candidate_add(
+        project=personas["beta"],
         solution=Solution.objects.get(key="volcano"),
-        actor=personas["alice"],
-        version="1.13",
+        actor=personas["charlie"],
     )
-    assert again.slug == "volcano-2"
+    assert other.slug == "volcano"
 
 
 def test_htmx_move_returns_the_shortlist_partial(personas, login) -> None:

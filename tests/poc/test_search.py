@@ -32,7 +32,7 @@ def test_search_finds_words_in_the_users_projects_only(suite: dict[str, Any], lo
     other = login(suite["charlie"]).get(url, {"q": "ninth gpu"}).content.decode()
     assert "past the quota" not in other and "Nothing in your projects matches" in other
     found = login(suite["charlie"]).get(url, {"q": "beta-only"}).content.decode()
-    assert "<code class=\"small\">beta-only</code>" in found
+    assert '<code class="small">beta-only</code>' in found
 
 
 def test_a_query_too_short_is_named(suite: dict[str, Any], login: Any) -> None:
