@@ -132,7 +132,7 @@ def test_admins_create_tokens_in_the_browser_and_see_them_once(suite, login) -> 
     assert response["Cache-Control"] == "no-store"
     body = response.content.decode()
     token = ApiToken.objects.get()
-    secret = body.split('<pre class="token"><code>')[1].split("</code>")[0]
+    secret = body.split('<code id="new-token">')[1].split("</code>")[0]
     assert secret.startswith(f"wbt_{token.prefix}_")
     assert secret not in admin.get(url).content.decode()  # never shown again
     bad = admin.post(url, {"name": "", "scopes": ["root"]})
