@@ -10,6 +10,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import NamedTuple
 
+from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
 from django.http import Http404
@@ -199,24 +200,28 @@ def _row_matches(
     return True
 
 
+HISTORY_PER_PAGE = 20
+
+
 @dataclass
 class CellDetail:
     candidate: Candidate
     action: AcceptanceAction
-    history: list[Result]
+    history: list[Result]  # one page of it, newest first
     frozen_revision: int | None = None
     frozen_at: datetime | None = None
-
-    @property
-    def latest(self) -> Result | None:
-        return self.history[0] if self.history else None
+    latest: Result | None = None
+    page: Page[Result] | None = None
 
     def after_freeze(self, result: Result) -> bool:
         """Whether a result was recorded after the revision the project is frozen for."""
         return self.frozen_at is not None and result.recorded_at > self.frozen_at
 
 
-def cell_detail(project: Project, candidate_slug: str, action_id: int) -> CellDetail:
+def cell_detail(
+    project: Project, candidate_slug: str, action_id: int, *, page: str | int | None = None
+) -> CellDetail:
+    """One cell: its candidate and action, and a page of its results (newest first)."""
     candidate = (
         Candidate.objects.filter(project=project, slug=candidate_slug)
         .select_related("solution")
@@ -229,7 +234,7 @@ def cell_detail(project: Project, candidate_slug: str, action_id: int) -> CellDe
     )
     if candidate is None or action is None:
         raise Http404
-    history = list(
+    results = (
         Result.objects.filter(candidate=candidate, action=action)
         .select_related("recorded_by")
         .prefetch_related(
@@ -237,8 +242,11 @@ def cell_detail(project: Project, candidate_slug: str, action_id: int) -> CellDe
         )
         .order_by("-recorded_at", "-pk")
     )
+    shown = Paginator(results, HISTORY_PER_PAGE).get_page(page)
+    history = list(shown.object_list)
+    latest = history[0] if shown.number == 1 and history else results.first()
     frozen_at = project.frozen_at if project.frozen_revision is not None else None
-    return CellDetail(candidate, action, history, project.frozen_revision, frozen_at)
+    return CellDetail(candidate, action, history, project.frozen_revision, frozen_at, latest, shown)
 
 
 def responsibility_for(candidate: Candidate, area: str) -> Responsibility | None:

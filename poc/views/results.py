@@ -111,7 +111,9 @@ def cell(
 ) -> HttpResponse:
     """GET: the panel to record a result, attach evidence and read the history. POST: record."""
     access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
-    detail = selectors.cell_detail(access.project, candidate_slug, action_id)
+    detail = selectors.cell_detail(
+        access.project, candidate_slug, action_id, page=request.GET.get("page")
+    )
     if request.method == "GET":
         return _cell_response(request, _cell_context(access, detail))
     form = ResultForm(request.POST)

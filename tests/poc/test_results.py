@@ -314,3 +314,30 @@ def test_the_responsibility_grid_marks_gaps_and_edits_in_place(suite, login) -> 
     assert cleared.status_code == 302 and cleared["Location"].startswith(grid_url)
     observer = login(suite["dave"]).get(grid_url).content.decode()
     assert "hx-get" not in observer and observer.count('class="gap"') == 11
+
+
+def test_cell_history_is_paged_newest_first(suite, login) -> None:
+    from poc.selectors import HISTORY_PER_PAGE
+
+    volcano, quota = suite["volcano"], suite["actions"][0]
+    outcomes = ["passed", "not_covered"]
+    for n in range(HISTORY_PER_PAGE + 5):
+        services.result_record(
+            candidate=volcano,
+            action=quota,
+            outcome=outcomes[n % 2],
+            change_reason=f"run {n}",
+            note=f"note {n}",
+            actor=None,
+        )
+    bob = login(suite["bob"])
+    url = reverse("poc:cell", args=["alpha", "volcano", quota.pk])
+    first = bob.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert first.count("<p>note ") == HISTORY_PER_PAGE
+    assert f"note {HISTORY_PER_PAGE + 4}" in first and "note 0<" not in first
+    assert f"page 1 of 2 ({HISTORY_PER_PAGE + 5} results)" in first and "?page=2" in first
+    older = bob.get(url + "?page=2", headers={"HX-Request": "true"}).content.decode()
+    assert older.count("<p>note ") == 5 and "note 0<" in older and "?page=1" in older
+    # The latest result still carries the evidence form on an older page.
+    latest = Result.objects.filter(candidate=volcano, action=quota).latest("recorded_at", "pk")
+    assert f"/results/{latest.pk}/evidence/" in older
