@@ -390,3 +390,138 @@ def sheet_review(
         if review.previous is not None:
             review.changes = snapshot_changes(review.previous.snapshot, sheet.snapshot)
     return review
+
+
+# --- where an evaluation stands -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProgressStep:
+    key: str
+    label: str
+    done: bool
+    detail: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The method's steps for one project, each done or not, read from the project itself: the
+    stage is the first step not done ("decided" once a current revision is sealed)."""
+
+    steps: list[ProgressStep]
+    stage: str
+
+    @property
+    def next_step(self) -> ProgressStep | None:
+        return next((step for step in self.steps if not step.done), None)
+
+
+def evaluation_progress(project: Project) -> Progress:
+    from django.urls import reverse
+
+    from evaluations.selectors import readiness_for_project
+    from poc.selectors import comparison_for_project
+
+    readiness = readiness_for_project(project)
+    summaries = comparison_for_project(project)
+    uncovered = sum(len(s.not_covered) for s in summaries)
+    cells = sum(sum(s.counts.values()) for s in summaries)
+    gaps = sum(len(s.responsibility_gaps) for s in summaries)
+    sealed = (
+        Sheet.objects.filter(project=project, status=SheetStatus.SEALED)
+        .order_by("-revision")
+        .defer("snapshot", "snapshot_json")
+        .first()
+    )
+    sealed_current = sealed is not None and (
+        current_fingerprint(project, sealed.candidate_slugs) == sealed.fingerprint
+        if sealed.fingerprint
+        else not sheet_is_stale(sealed)
+    )
+    open_sheet = open_revision(project.pk)
+    slug = project.slug
+    steps = [
+        ProgressStep(
+            "framing",
+            _("Frame the evaluation"),
+            project.framing_complete,
+            _("The four framing questions are answered.")
+            if project.framing_complete
+            else _("Answer the four framing questions."),
+            reverse("evaluations:project_framing", args=[slug]),
+        ),
+        ProgressStep(
+            "shortlist",
+            _("Shortlist candidates"),
+            bool(readiness.candidates_in_play),
+            _("%(n)s candidates in play.") % {"n": len(readiness.candidates_in_play)}
+            if readiness.candidates_in_play
+            else _("Put at least one candidate in a tier that is validated."),
+            reverse("evaluations:project_detail", args=[slug]) + "#shortlist-h",
+        ),
+        ProgressStep(
+            "suite",
+            _("Rewrite features into acceptance actions"),
+            readiness.ready and readiness.action_total > 0,
+            _("%(n)s actions; the four minimum scenarios are covered.")
+            % {"n": readiness.action_total}
+            if readiness.ready and readiness.action_total
+            else _(
+                "Cover real task, resource shortage, permission overreach and node failure, "
+                "and rewrite every requirement into actions."
+            ),
+            reverse("evaluations:suite", args=[slug]),
+        ),
+        ProgressStep(
+            "poc",
+            _("Run the PoC"),
+            cells > 0 and uncovered == 0,
+            _("Every action has a result for every candidate in play.")
+            if cells and not uncovered
+            else _("%(n)s of %(total)s cells are not covered yet.")
+            % {"n": uncovered, "total": cells},
+            reverse("poc:matrix", args=[slug]) + "?outcome=not_covered",
+        ),
+        ProgressStep(
+            "responsibilities",
+            _("Agree who carries what"),
+            bool(summaries) and gaps == 0,
+            _("No responsibility gap.")
+            if summaries and not gaps
+            else _("%(n)s responsibility gaps.") % {"n": gaps},
+            reverse("poc:responsibilities", args=[slug]),
+        ),
+        ProgressStep(
+            "recommendation",
+            _("Write the recommendation"),
+            bool(project.recommended),
+            _("Recommended: %(names)s.") % {"names": ", ".join(project.recommended)}
+            if project.recommended
+            else _("Name the recommended candidates, the conditions and the reason."),
+            reverse("reports:sheets", args=[slug]),
+        ),
+        ProgressStep(
+            "sign_off",
+            _("Sign off the procurement sheet"),
+            sealed_current,
+            _("r%(r)s is sealed and current.") % {"r": sealed.revision}
+            if sealed_current and sealed is not None
+            else _("r%(r)s awaits its decisions.") % {"r": open_sheet.revision}
+            if open_sheet is not None
+            else _("Generate a revision and have every role decide."),
+            reverse("reports:sheets", args=[slug]),
+        ),
+    ]
+    stages = {
+        "framing": _("Framing"),
+        "shortlist": _("Shortlisting"),
+        "suite": _("Preparing the PoC"),
+        "poc": _("PoC under way"),
+        "responsibilities": _("PoC under way"),
+        "recommendation": _("Review"),
+        "sign_off": _("Sign-off"),
+    }
+    first_open = next((step for step in steps if not step.done), None)
+    stage = str(stages[first_open.key]) if first_open is not None else str(_("Decided"))
+    return Progress(steps, stage)

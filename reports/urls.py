@@ -6,6 +6,7 @@ app_name = "reports"
 
 urlpatterns = [
     path("projects/<slug:slug>/sheets/", views.sheets, name="sheets"),
+    path("projects/<slug:slug>/progress/", views.progress, name="progress"),
     path("projects/<slug:slug>/sheets/roles/", views.sheet_roles, name="sheet_roles"),
     path("projects/<slug:slug>/sheets/freeze/", views.sheet_freeze, name="sheet_freeze"),
     path(

@@ -88,6 +88,22 @@ def _sheets_page(
 
 
 @login_required
+def progress(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """Where the evaluation stands: the method's steps, done or not, and what comes next
+    (loaded into the project overview)."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "overview",
+        "progress": selectors.evaluation_progress(access.project),
+    }
+    if request.htmx:
+        return render(request, "reports/progress.html#card", context)
+    return render(request, "reports/progress.html", context)
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def sheets(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
