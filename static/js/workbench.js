@@ -49,3 +49,43 @@ document.addEventListener("click", function (event) {
     button.textContent = button.getAttribute("data-copied") || button.textContent;
   });
 });
+
+// A result form shows the fields its outcome needs: the failure cause for a failure, what to
+// integrate, by whom and how much for a needed integration. Without JavaScript every field
+// stays visible; a field the server marked wrong always does.
+var OUTCOME_FIELDS = {
+  failure_cause: ["failed"],
+  integration_what: ["needs_integration"],
+  integration_owner_team: ["needs_integration"],
+  integration_effort_days: ["needs_integration"]
+};
+
+function showOutcomeFields(form) {
+  var checked = form.querySelector("input[name='outcome']:checked");
+  var outcome = checked ? checked.value : "";
+  Object.keys(OUTCOME_FIELDS).forEach(function (name) {
+    var box = form.querySelector("[data-field='" + name + "']");
+    if (box) {
+      box.hidden = OUTCOME_FIELDS[name].indexOf(outcome) < 0 && !box.classList.contains("has-error");
+    }
+  });
+}
+
+function showOutcomeFieldsIn(root) {
+  if (root && root.querySelectorAll) {
+    root.querySelectorAll("form.result-form").forEach(showOutcomeFields);
+  }
+}
+
+document.addEventListener("change", function (event) {
+  var form = event.target && event.target.closest && event.target.closest("form.result-form");
+  if (form) {
+    showOutcomeFields(form);
+  }
+});
+document.addEventListener("htmx:afterSwap", function (event) {
+  showOutcomeFieldsIn(event.target);
+});
+document.addEventListener("DOMContentLoaded", function () {
+  showOutcomeFieldsIn(document);
+});

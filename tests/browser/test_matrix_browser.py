@@ -39,3 +39,25 @@ def test_record_a_failure_from_the_panel(logged_in_page, live_server, actions) -
     assert page.evaluate("window.__same_document === true")
     result = Result.objects.get()
     assert (result.outcome, result.failure_cause) == ("failed", "Job hung on the second node")
+
+
+def test_the_result_form_shows_the_fields_its_outcome_needs(
+    logged_in_page, live_server, actions
+) -> None:
+    page = logged_in_page
+    page.goto(f"{live_server.url}/projects/alpha/matrix/")
+    page.locator(f"#cell-volcano-{actions[0].pk} a").click()
+    panel = page.locator("#cell-panel")
+    expect(panel).to_contain_text("first-action")
+    cause, what = panel.locator("#id_failure_cause"), panel.locator("#id_integration_what")
+    expect(cause).to_be_hidden()
+    expect(what).to_be_hidden()
+    panel.get_by_label("Failed").check()
+    expect(cause).to_be_visible()
+    expect(what).to_be_hidden()
+    panel.get_by_label("Needs integration").check()
+    expect(cause).to_be_hidden()
+    expect(what).to_be_visible()
+    expect(panel.locator("#id_integration_effort_days")).to_be_visible()
+    panel.get_by_label("Passed").check()
+    expect(what).to_be_hidden()
