@@ -396,3 +396,24 @@ def test_actions_api_lists_keys_for_members_only(personas, login, requirement) -
         "pass_criterion": "It does.",
     }
     assert login(personas["charlie"]).get(url).status_code == 404
+
+
+def test_the_suite_page_has_contents_that_follow_the_filters(personas, templates, login) -> None:
+    project = personas["alpha"]
+    services.template_set_apply(
+        project=project, template_set=TemplateSet.objects.get(key="multi-tenancy"), actor=None
+    )
+    client = login(personas["bob"])
+    url = reverse("evaluations:suite", args=["alpha"])
+    page = client.get(url).content.decode()
+    contents = page.split('class="suite-toc')[1].split("</details>")[0]
+    for requirement in Requirement.objects.filter(project=project):
+        assert f'href="#requirement-{requirement.pk}"' in contents
+        assert f'id="requirement-{requirement.pk}"' in page
+    filtered = client.get(url, {"scenario": "node_failure"}).content.decode()
+    shown = (
+        filtered.split('class="suite-toc')[1].split("</details>")[0]
+        if "suite-toc" in filtered
+        else ""
+    )
+    assert shown.count('href="#requirement-') < contents.count('href="#requirement-')
