@@ -1,7 +1,22 @@
-// Keyboard navigation in the results matrix: arrow keys move between cells, Enter opens one.
+// Keyboard navigation in the results matrix: the grid is one tab stop (the cell last used, or
+// the first), arrow keys move between cells inside it, Enter opens one.
 (function () {
   "use strict";
   function cells() { return Array.from(document.querySelectorAll("#matrix a[data-cell]")); }
+  function rove(current) {
+    cells().forEach(function (a) { a.setAttribute("tabindex", a === current ? "0" : "-1"); });
+  }
+  function roveFirst() {
+    var all = cells();
+    var kept = all.filter(function (a) { return a.getAttribute("tabindex") === "0"; })[0];
+    if (all.length) { rove(kept || all[0]); }
+  }
+  document.addEventListener("focusin", function (event) {
+    var link = event.target.closest && event.target.closest("#matrix a[data-cell]");
+    if (link) { rove(link); }
+  });
+  document.addEventListener("DOMContentLoaded", roveFirst);
+  document.addEventListener("htmx:afterSwap", roveFirst);
   document.addEventListener("keydown", function (event) {
     var link = event.target.closest && event.target.closest("#matrix a[data-cell]");
     if (!link) { return; }

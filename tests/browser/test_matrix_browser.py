@@ -61,3 +61,21 @@ def test_the_result_form_shows_the_fields_its_outcome_needs(
     expect(panel.locator("#id_integration_effort_days")).to_be_visible()
     panel.get_by_label("Passed").check()
     expect(what).to_be_hidden()
+
+
+def test_the_grid_is_one_tab_stop(logged_in_page, live_server, actions) -> None:
+    page = logged_in_page
+    page.goto(f"{live_server.url}/projects/alpha/matrix/")
+    first = page.locator(f"#cell-volcano-{actions[0].pk} a")
+    second = page.locator(f"#cell-volcano-{actions[1].pk} a")
+    expect(first).to_have_attribute("tabindex", "0")
+    expect(second).to_have_attribute("tabindex", "-1")
+    first.focus()
+    page.keyboard.press("ArrowDown")
+    expect(second).to_be_focused()
+    expect(second).to_have_attribute("tabindex", "0")
+    expect(first).to_have_attribute("tabindex", "-1")
+    page.keyboard.press("Tab")  # out of the grid, not to the next cell
+    assert page.evaluate("!document.activeElement.hasAttribute('data-cell')")
+    page.keyboard.press("Shift+Tab")  # back into the grid, on the cell last used
+    expect(second).to_be_focused()
