@@ -14,6 +14,7 @@ from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
 from django.http import Http404
+from django.utils.translation import gettext_lazy as _
 
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import (
@@ -763,3 +764,110 @@ def search(user: AnyUser, query: str, *, limit: int = SEARCH_LIMIT) -> SearchHit
         .order_by("-recorded_at", "-pk")[:limit]
     )
     return SearchHits(query, candidates, actions, results)
+
+
+# --- the comparison side by side ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SideCell:
+    outcome: str
+    detail: str  # the failure cause or what to integrate, when there is one
+
+
+@dataclass(frozen=True)
+class SideRow:
+    label: str
+    key: str
+    cells: list[SideCell]
+
+    @property
+    def differs(self) -> bool:
+        return len({cell.outcome for cell in self.cells}) > 1
+
+
+@dataclass(frozen=True)
+class SideGroup:
+    label: str
+    rows: list[SideRow]
+
+
+@dataclass
+class SideBySide:
+    """Candidates in columns; rows in one order: each requirement's actions, then integration
+    effort, responsibilities and boundaries. A row whose candidates differ is marked."""
+
+    summaries: list[CandidateSummary]
+    requirements: list[SideGroup]
+    responsibilities: list[SideRow]
+    boundaries: list[SideRow]
+
+
+BOUNDARY_LABELS = (
+    ("license_model", _("License model")),
+    ("support_terms", _("Support terms")),
+    ("upgrade_cadence", _("Upgrade cadence")),
+    ("exit_plan", _("Exit plan")),
+)
+
+
+def side_by_side(project: Project, *, include_all: bool = False) -> SideBySide:
+    summaries = comparison_for_project(project, include_all=include_all)
+    cells: list[dict[int, ResultCell]] = []
+    for summary in summaries:
+        cells.append(
+            {c.action_id: c for c in (*summary.passed, *summary.failed, *summary.needs_integration)}
+        )
+    groups: dict[int, SideGroup] = {}
+    actions = (
+        AcceptanceAction.objects.filter(project=project)
+        .select_related("requirement")
+        .order_by("requirement__position", "requirement__pk", "position", "pk")
+    )
+    for action in actions:
+        row_cells = []
+        for by_action in cells:
+            cell = by_action.get(action.pk)
+            if cell is None:
+                row_cells.append(SideCell(Outcome.NOT_COVERED, ""))
+                continue
+            result = getattr(cell, "result", None)
+            detail = ""
+            if result is not None and cell.outcome == Outcome.FAILED:
+                detail = result.failure_cause
+            elif result is not None and cell.outcome == Outcome.NEEDS_INTEGRATION:
+                detail = result.integration_what
+            row_cells.append(SideCell(cell.outcome, detail))
+        group = groups.setdefault(
+            action.requirement_id, SideGroup(action.requirement.feature_text, [])
+        )
+        group.rows.append(SideRow(action.question_text, action.key, row_cells))
+    responsibilities = [
+        SideRow(
+            str(label),
+            value,
+            [
+                SideCell(
+                    (r := s.responsibilities.get(value)) and r.party or "",
+                    f"{r.get_party_display()} · {r.person}" if r else "",
+                )
+                for s in summaries
+            ],
+        )
+        for value, label in ResponsibilityArea.choices
+    ]
+    boundaries = [
+        SideRow(
+            str(label),
+            name,
+            [
+                SideCell(
+                    text := (getattr(s.boundary, name) if s.boundary else "") or "",
+                    text,
+                )
+                for s in summaries
+            ],
+        )
+        for name, label in BOUNDARY_LABELS
+    ]
+    return SideBySide(summaries, list(groups.values()), responsibilities, boundaries)

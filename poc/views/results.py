@@ -188,7 +188,19 @@ def evidence_download(
 @login_required
 def comparison(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug)
-    include_all = request.GET.get("all") == "1"
+    include_all = FlagForm("all", request.GET).set
+    if FlagForm("columns", request.GET).set:
+        return render(
+            request,
+            "poc/comparison_columns.html",
+            {
+                "access": access,
+                "project": access.project,
+                "tab": "comparison",
+                "side": selectors.side_by_side(access.project, include_all=include_all),
+                "include_all": include_all,
+            },
+        )
     return render(
         request,
         "poc/comparison.html",

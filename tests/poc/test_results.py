@@ -341,3 +341,38 @@ def test_cell_history_is_paged_newest_first(suite, login) -> None:
     # The latest result still carries the evidence form on an older page.
     latest = Result.objects.filter(candidate=volcano, action=quota).latest("recorded_at", "pk")
     assert f"/results/{latest.pk}/evidence/" in older
+
+
+def test_the_comparison_side_by_side_marks_where_candidates_differ(suite, login) -> None:
+    from tests.factories import CandidateFactory
+
+    alpha, volcano = suite["alpha"], suite["volcano"]
+    quota, job, tenant = suite["actions"]
+    other = CandidateFactory(project=alpha, slug="runai", solution_key="runai")
+    for candidate in (volcano, other):
+        services.result_record(candidate=candidate, action=quota, outcome="passed", actor=None)
+    services.result_record(
+        candidate=volcano,
+        action=job,
+        outcome="failed",
+        failure_cause="stuck at step 40",
+        actor=None,
+    )
+    services.result_record(candidate=other, action=job, outcome="passed", actor=None)
+    services.responsibility_set(
+        candidate=volcano, area="support_sla", party="vendor", person="Desk", actor=None
+    )
+    from poc import selectors
+
+    side = selectors.side_by_side(alpha)
+    rows = {row.key: row for group in side.requirements for row in group.rows}
+    assert rows[quota.key].differs is False  # both passed
+    assert rows[job.key].differs is True
+    assert [c.detail for c in rows[job.key].cells] == ["stuck at step 40", ""]
+    assert rows[tenant.key].differs is False  # neither covered
+    support = next(r for r in side.responsibilities if r.key == "support_sla")
+    assert support.differs is True
+    page = login(suite["bob"]).get(reverse("poc:comparison", args=["alpha"]), {"columns": "1"})
+    text = page.content.decode()
+    assert page.status_code == 200 and text.count('class="differs"') == 2
+    assert "stuck at step 40" in text and "Comparison side by side" in text
