@@ -8,6 +8,7 @@ from django.core.cache import cache
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.http import Http404
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -20,9 +21,9 @@ from evaluations.models import (
     TeamRole,
     Tier,
 )
-from evaluations.selectors import ProjectAccess
+from evaluations.selectors import ProjectAccess, readiness_for_project
 from poc.models import Evidence, ProbeRun, Result
-from poc.selectors import EVIDENCE_STATUSES
+from poc.selectors import EVIDENCE_STATUSES, comparison_for_project
 from reports.diff import Changes, snapshot_changes
 from reports.models import (
     OPEN_STATUSES,
@@ -418,11 +419,6 @@ class Progress:
 
 
 def evaluation_progress(project: Project) -> Progress:
-    from django.urls import reverse
-
-    from evaluations.selectors import readiness_for_project
-    from poc.selectors import comparison_for_project
-
     readiness = readiness_for_project(project)
     summaries = comparison_for_project(project)
     uncovered = sum(len(s.not_covered) for s in summaries)
