@@ -1,6 +1,7 @@
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
@@ -244,15 +245,16 @@ class SuiteImportForm(forms.Form):
         help_text=_("A file exported from this page, or written by hand in the same shape."),
     )
 
-    MAX_BYTES = 2 * 1024 * 1024
-
     def clean_file(self) -> object:
         upload = self.cleaned_data["file"]
         name = upload.name.lower()
         if not name.endswith((".yaml", ".yml", ".csv")):
             raise forms.ValidationError(_("Upload a .yaml, .yml or .csv file."))
-        if upload.size > self.MAX_BYTES:
-            raise forms.ValidationError(_("The file is larger than 2 MB."))
+        if upload.size > settings.SUITE_IMPORT_MAX_BYTES:
+            raise forms.ValidationError(
+                _("The file is larger than %(limit)s MB.")
+                % {"limit": settings.SUITE_IMPORT_MAX_BYTES // (1024 * 1024)}
+            )
         if upload.size == 0:
             raise forms.ValidationError(_("The file is empty."))
         try:

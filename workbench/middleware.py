@@ -31,38 +31,64 @@ class QueryStatsMiddleware:
         return response
 
 
+# Room for the form fields and multipart boundaries around an upload's file.
+FORM_ROOM_BYTES = 1024 * 1024
+
+
+def body_limit(path: str) -> int:
+    """The largest request body the route at `path` accepts, in bytes.
+
+    Each upload route has the limit of what it takes (evidence files, a sheet to verify, a probe
+    bundle, a suite file); every other route takes forms or JSON up to the API body limit."""
+    from django.conf import settings
+    from django.urls import Resolver404, resolve
+
+    try:
+        name = resolve(path).view_name
+    except Resolver404:
+        name = ""
+    limits = {
+        "poc:evidence_add": settings.EVIDENCE_MAX_BYTES,
+        "api_evidence_create": settings.EVIDENCE_MAX_BYTES,
+        "reports:verify": settings.SHEET_VERIFY_MAX_BYTES,
+        "api_sheet_verify": settings.SHEET_VERIFY_MAX_BYTES,
+        "evaluations:suite_import": settings.SUITE_IMPORT_MAX_BYTES,
+    }
+    return limits.get(name, settings.API_MAX_BODY_BYTES) + FORM_ROOM_BYTES
+
+
 class UploadLimitMiddleware:
-    """Refuse a request body larger than any upload may be before a byte of it is read.
+    """Refuse a request body larger than its route accepts before a byte of it is read.
 
     Django reads a form's body when the CSRF check first asks for its fields, writing files to
-    disk as it goes; the views' own size checks came after that, so a 300 MB file was received
-    in full and then refused. This answers 413 from the Content-Length alone (JSON under /api/,
-    a short page elsewhere); the views still check each file against its own limit."""
+    disk as it goes; a view's own size check comes after that, so an oversized file would be
+    received in full and then refused. This answers 413 from the Content-Length alone (JSON
+    under /api/, a short page elsewhere), against the limit of the route asked for (an evidence
+    upload of 60 MB is refused before it is read, though a sheet to verify may be 100 MB). A
+    body is never read past its Content-Length, so no route receives more than its limit; the
+    views still check each file against its own limit."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from django.conf import settings
         from django.http import JsonResponse
         from django.utils.translation import gettext as _
 
-        largest = max(
-            settings.EVIDENCE_MAX_BYTES,
-            settings.API_MAX_BODY_BYTES,
-            settings.SHEET_VERIFY_MAX_BYTES,
-        )
-        limit = largest + 1024 * 1024  # room for the form around the file
         raw = request.META.get("CONTENT_LENGTH") or "0"
         try:
             length = int(raw)
         except ValueError:
             length = 0  # the views answer a Content-Length that is not a number
+        if length <= FORM_ROOM_BYTES:
+            return self.get_response(request)
+        limit = body_limit(request.path_info)
         if length <= limit:
             return self.get_response(request)
-        message = _("The request is %(size)s MB; uploads are limited to %(limit)s MB.") % {
-            "size": length // (1024 * 1024),
-            "limit": limit // (1024 * 1024),
+        megabytes = 1024 * 1024
+        message = _("The request is %(size)s MB; this upload is limited to %(limit)s MB.") % {
+            "size": -(-length // megabytes),
+            "limit": (limit - FORM_ROOM_BYTES) // megabytes,
         }
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": message}, status=413)

@@ -232,6 +232,8 @@ PROBE_COMMAND_TIMEOUT = env_int("PROBE_COMMAND_TIMEOUT", 60, minimum=1)
 
 # A sealed sheet sent to be verified may be this large (the browser's form and the API).
 SHEET_VERIFY_MAX_BYTES = 100 * 1024 * 1024
+# An acceptance suite imported from CSV or YAML.
+SUITE_IMPORT_MAX_BYTES = 2 * 1024 * 1024
 
 # The API: bearer tokens for CI, the browser session for people; one rate budget per caller.
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_MB", 20, minimum=1) * 1024 * 1024

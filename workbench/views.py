@@ -41,11 +41,20 @@ def healthz(request: HtmxHttpRequest) -> HttpResponse:
 @require_safe
 def readyz(request: HtmxHttpRequest) -> JsonResponse:
     """Readiness for orchestrators: 200 when every part this process needs works, else 503
-    with each part's problem (no secrets; details go to the log)."""
+    naming the parts that fail. The problem texts (which name hosts, settings and errors, never
+    secrets) are given only to whoever may read the metrics (METRICS_TOKEN as a bearer token,
+    or an address in METRICS_ALLOWED_NETWORKS); everyone else reads the part names and whether
+    each is ready, and the full errors go to the log."""
+    from workbench.metrics import allowed
+
     parts = readiness.readiness(request)
     ready = all(part.ok for part in parts)
+    detailed = allowed(request)
     response = JsonResponse(
-        {"status": "ready" if ready else "not ready", "parts": [p.as_dict() for p in parts]},
+        {
+            "status": "ready" if ready else "not ready",
+            "parts": [p.as_dict() if detailed else {"name": p.name, "ok": p.ok} for p in parts],
+        },
         status=200 if ready else 503,
     )
     response["Cache-Control"] = "no-store"

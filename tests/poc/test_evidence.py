@@ -157,7 +157,7 @@ def test_an_upload_larger_than_any_limit_is_refused_before_it_is_read(suite, log
         CONTENT_LENGTH=str(size),
     )
     assert page.status_code == 413
-    assert "uploads are limited to" in page.content.decode()
+    assert "this upload is limited to 50 MB" in page.content.decode()
     api = client.generic(
         "POST",
         "/api/v1/projects/alpha/results/",
@@ -167,3 +167,57 @@ def test_an_upload_larger_than_any_limit_is_refused_before_it_is_read(suite, log
     )
     assert api.status_code == 413 and "300 MB" in api.json()["detail"]
     assert not Evidence.objects.exists()
+
+
+def test_each_upload_route_refuses_past_its_own_limit_before_reading(suite, login) -> None:
+    """A 60 MB evidence file is over the evidence limit though under the sheet-verify one: it is
+    refused from its Content-Length (the body here is five bytes: nothing more is read)."""
+    from poc.models import Evidence
+
+    client = login(suite["alice"])
+    result = services.result_record(
+        candidate=suite["volcano"], action=suite["actions"][0], outcome="passed", actor=None
+    )
+    sixty = str(60 * 1024 * 1024)
+    for path in (
+        reverse("poc:evidence_add", args=["alpha", result.pk]),
+        f"/api/v1/results/{result.pk}/evidence/",
+    ):
+        response = client.generic(
+            "POST",
+            path,
+            b"--x\r\n",
+            content_type="multipart/form-data; boundary=x",
+            CONTENT_LENGTH=sixty,
+        )
+        assert response.status_code == 413, path
+        assert "limited to 50 MB" in response.content.decode(), path
+    suite_import = client.generic(
+        "POST",
+        reverse("evaluations:suite_import", args=["alpha"]),
+        b"--x\r\n",
+        content_type="multipart/form-data; boundary=x",
+        CONTENT_LENGTH=str(4 * 1024 * 1024),
+    )
+    assert suite_import.status_code == 413
+    assert "limited to 2 MB" in suite_import.content.decode()
+    # A JSON post to the results API over its 20 MB limit: refused, JSON.
+    results = client.generic(
+        "POST",
+        "/api/v1/projects/alpha/results/",
+        b"{",
+        content_type="application/json",
+        CONTENT_LENGTH=str(30 * 1024 * 1024),
+    )
+    assert results.status_code == 413 and "limited to 20 MB" in results.json()["detail"]
+    assert not Evidence.objects.exists()
+
+
+def test_the_route_limits_follow_the_settings(settings) -> None:
+    from workbench.middleware import FORM_ROOM_BYTES, body_limit
+
+    settings.EVIDENCE_MAX_BYTES = 7 * 1024 * 1024
+    assert body_limit("/projects/alpha/results/3/evidence/") == 7 * 1024 * 1024 + FORM_ROOM_BYTES
+    assert body_limit("/api/v1/results/3/evidence/") == 7 * 1024 * 1024 + FORM_ROOM_BYTES
+    assert body_limit("/sheets/verify/") == settings.SHEET_VERIFY_MAX_BYTES + FORM_ROOM_BYTES
+    assert body_limit("/no/such/page/") == settings.API_MAX_BODY_BYTES + FORM_ROOM_BYTES

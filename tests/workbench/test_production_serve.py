@@ -131,9 +131,9 @@ def test_gunicorn_serves_pages_and_static_files_and_says_when_it_cannot(
     production, collected
 ) -> None:
     # Before collectstatic: alive, not ready, and the reason named; every page would fail.
-    with gunicorn(production) as url:
+    with gunicorn({**production, "METRICS_TOKEN": "scrape-token-0"}) as url:
         assert fetch(url + "/healthz/")[0] == 200
-        status, _headers, body = fetch(url + "/readyz/")
+        status, _headers, body = fetch(url + "/readyz/", {"Authorization": "Bearer scrape-token-0"})
         assert status == 503
         assert b'"name": "static_files", "ok": false' in body
         assert b"css/workbench.css" in body
@@ -173,7 +173,14 @@ def test_gunicorn_serves_pages_and_static_files_and_says_when_it_cannot(
 
 def test_readiness_names_an_unreachable_broker(production) -> None:
     closed = free_port()
-    with gunicorn({**production, "CELERY_BROKER_URL": f"redis://127.0.0.1:{closed}/0"}) as url:
-        status, _headers, body = fetch(url + "/readyz/")
+    served = {
+        **production,
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:{closed}/0",
+        "METRICS_TOKEN": "scrape-token-2",
+    }
+    with gunicorn(served) as url:
+        status, _headers, body = fetch(url + "/readyz/", {"Authorization": "Bearer scrape-token-2"})
+        public_status, _headers, public = fetch(url + "/readyz/")
     assert status == 503
     assert re.search(rb'"name": "broker", "ok": false, "problem": "\w*(Error|Refused)', body)
+    assert public_status == 503 and b'"name": "broker", "ok": false}' in public

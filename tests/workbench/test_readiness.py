@@ -42,9 +42,17 @@ def test_probes_take_only_get_and_head(client) -> None:
     assert client.post("/readyz/").status_code == 405
 
 
+SCRAPER = {"Authorization": "Bearer readiness-reader-7"}
+
+
 def test_a_configuration_problem_makes_it_unready_and_is_named(client) -> None:
-    with override_settings(PRODUCTION=True, WORKBENCH_CREDENTIALS_KEYS="", SHEET_SIGNING_P12=""):
-        response = client.get("/readyz/")
+    with override_settings(
+        PRODUCTION=True,
+        WORKBENCH_CREDENTIALS_KEYS="",
+        SHEET_SIGNING_P12="",
+        METRICS_TOKEN="readiness-reader-7",
+    ):
+        response = client.get("/readyz/", headers=SCRAPER)
     assert response.status_code == 503
     assert json.loads(response.content)["status"] == "not ready"
     found = parts(response)
@@ -65,6 +73,35 @@ def test_a_database_outage_is_unready_but_alive(client, monkeypatch) -> None:
 
     monkeypatch.setattr(readiness, "connection", Down())
     assert client.get("/healthz/").status_code == 200
-    response = client.get("/readyz/")
+    with override_settings(METRICS_ALLOWED_NETWORKS=["127.0.0.0/8"]):
+        response = client.get("/readyz/")
     assert response.status_code == 503
     assert parts(response)["database"]["problem"].startswith("OperationalError: ")
+
+
+def test_the_public_answer_names_failing_parts_without_their_problems(client, monkeypatch) -> None:
+    """Anyone may ask whether the process is ready; only a metrics reader reads why not (the
+    problem texts name hosts and settings)."""
+    from django.db import OperationalError
+
+    from workbench import readiness
+
+    class Down:
+        def cursor(self):
+            raise OperationalError("connection to server at 10.0.0.5 failed")
+
+    monkeypatch.setattr(readiness, "connection", Down())
+    with override_settings(
+        METRICS_TOKEN="readiness-reader-7",
+        METRICS_ALLOWED_NETWORKS=[],
+        WORKBENCH_CREDENTIALS_KEYS="",
+    ):
+        public = client.get("/readyz/")
+        wrong = client.get("/readyz/", headers={"Authorization": "Bearer guess"})
+        reader = client.get("/readyz/", headers=SCRAPER)
+    for response in (public, wrong):
+        assert response.status_code == 503
+        assert parts(response)["database"] == {"name": "database", "ok": False}
+        assert b"10.0.0.5" not in response.content and b"problem" not in response.content
+    assert reader.status_code == 503
+    assert "10.0.0.5" in parts(reader)["database"]["problem"]
