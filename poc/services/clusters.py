@@ -16,14 +16,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -59,6 +59,10 @@ from poc.services.probes import (
 )
 from workbench.memory import release_free_memory
 from workbench.storage import files_removed_on_failure
+from workbench.typing import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from poc.probes.connectors import slurm
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +191,7 @@ def cluster_save(
             row = Cluster(
                 project=project, created_by=actor if actor and actor.is_authenticated else None
             )
-            current: dict[str, Any] = {}
+            current: dict[str, str] = {}
             verb = "cluster.registered"
         else:
             row = Cluster.objects.select_for_update().get(pk=cluster.pk, project=project)
@@ -526,7 +530,7 @@ def probe_run_cancel(*, run: ProbeRun, actor: User | None) -> ProbeRun:
     return row
 
 
-def probe_runs_recover(*, now: Any = None) -> list[int]:
+def probe_runs_recover(*, now: datetime | None = None) -> list[int]:
     """Runs whose worker was lost (running past the hard time limit, or queued and never
     taken up for as long): queued again while attempts remain, else failed with the reason."""
     now = now or timezone.now()
@@ -559,7 +563,7 @@ def probe_runs_recover(*, now: Any = None) -> list[int]:
     return touched
 
 
-def probe_schedule_due(*, now: Any = None) -> list[int]:
+def probe_schedule_due(*, now: datetime | None = None) -> list[int]:
     """Start a run for every cluster whose schedule is due (called by Celery beat)."""
     now = now or timezone.now()
     started = []
@@ -647,15 +651,15 @@ class _Claim:
             raise RunTimedOut()
 
     def keep_before_deadline(
-        self, cluster: Cluster, collected: "_Collected", facts: dict[str, Any]
+        self, cluster: Cluster, collected: "_Collected", facts: "ConnectorFacts"
     ) -> None:
         """Past the deadline, keep what the probe read and end the run timed out."""
         if self.past_deadline():
             _keep_facts(self.run, facts)
-            _store_gpu_nodes(self.run, cluster, collected, facts.get("gpu_nodes", []))
+            _store_gpu_nodes(self.run, cluster, collected, _gpu_nodes(facts))
             raise RunTimedOut()
 
-    def rows(self) -> Any:
+    def rows(self) -> QuerySet[ProbeRun]:
         return ProbeRun.objects.filter(
             pk=self.run.pk, status=ProbeStatus.RUNNING, work_started_at=self.run.work_started_at
         )
@@ -707,12 +711,17 @@ def _store_read_node(run: ProbeRun, collected: _Collected, node: NodeInput) -> N
         collected.cited.extend(cited[:room])
 
 
-def _raw_outputs(outputs: list[dict[str, Any]]) -> list[RawOutput]:
+def _int_or_none(value: JSON) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _raw_outputs(outputs: list[JSONObject]) -> list[RawOutput]:
+    """An SSH node's command outputs (bundle-shaped) as raw outputs to keep."""
     return [
         RawOutput(
             str(o.get("name") or "output")[:500],
-            o.get("stdout") or "",
-            o.get("exit_code"),
+            str(o.get("stdout") or ""),
+            _int_or_none(o.get("exit_code")),
             str(o.get("error") or o.get("stderr") or "")[:2000]
             if not o.get("stdout")
             else str(o.get("error") or ""),
@@ -721,7 +730,7 @@ def _raw_outputs(outputs: list[dict[str, Any]]) -> list[RawOutput]:
     ]
 
 
-def _command_failures(outputs: list[dict[str, Any]]) -> str:
+def _command_failures(outputs: list[JSONObject]) -> str:
     """Why the GPU commands of a node gave nothing: their own errors, first ones first."""
     reasons = []
     for output in outputs:
@@ -730,7 +739,7 @@ def _command_failures(outputs: list[dict[str, Any]]) -> str:
         if output.get("error"):
             reasons.append(f"{str(output['name'])[:40]}: {output['error']}")
         elif output.get("exit_code") not in (0, None):
-            detail = (output.get("stderr") or output.get("stdout") or "").strip().splitlines()
+            detail = str(output.get("stderr") or output.get("stdout") or "").strip().splitlines()
             reasons.append(
                 f"{str(output['name'])[:40]}: exit status {output['exit_code']}"
                 + (f" ({detail[0][:160]})" if detail else "")
@@ -739,7 +748,7 @@ def _command_failures(outputs: list[dict[str, Any]]) -> str:
 
 
 def _ssh_nodes(
-    cluster: Cluster, secrets: dict[str, Any], collected: _Collected, run: ProbeRun
+    cluster: Cluster, secrets: dict[str, str], collected: _Collected, run: ProbeRun
 ) -> Iterator[ssh_connector.SshNode]:
     for host, port in cluster.node_addresses():
         label = f"{host}:{port}"
@@ -791,7 +800,7 @@ def _watch_cancel(claim: "_Claim", cancel: threading.Event) -> None:
 
 
 def _execute_ssh(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
 ) -> None:
     nodes = list(_ssh_nodes(cluster, secrets, collected, run))
     cancel = threading.Event()
@@ -886,13 +895,13 @@ def _store_outputs(
     ProbeOutput.objects.bulk_create(rows)
 
 
-def _store_raw(run: ProbeRun, raw: list[dict[str, Any]], prefix: str = "") -> None:
+def _store_raw(run: ProbeRun, raw: list[JSONObject], prefix: str = "") -> None:
     """A connector's raw responses, kept as evidence of the run (no node of their own)."""
     outputs = [
         RawOutput(
             f"{prefix}{item.get('name') or 'response'}",
             str(item.get("text") or ""),
-            item.get("status") if isinstance(item.get("status"), int) else None,
+            _int_or_none(item.get("status")),
             str(item.get("note") or ""),
         )
         for item in raw
@@ -901,7 +910,16 @@ def _store_raw(run: ProbeRun, raw: list[dict[str, Any]], prefix: str = "") -> No
         _store_outputs(run, None, outputs, created)
 
 
-def _keep_facts(run: ProbeRun, facts: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+# What the Kubernetes and Slurm connectors read: a JSON document, except its "gpu_nodes", the
+# GPU nodes found, which are NodeFacts documents.
+type ConnectorFacts = dict[str, JSON | list[NodeFacts]]
+
+
+def _gpu_nodes(facts: ConnectorFacts) -> list[NodeFacts]:
+    return cast("list[NodeFacts]", facts.get("gpu_nodes", []))
+
+
+def _keep_facts(run: ProbeRun, facts: ConnectorFacts, extra: JSONObject | None = None) -> None:
     kept = {k: v for k, v in facts.items() if k not in ("raw", "gpu_nodes")}
     if extra:
         kept.update(extra)
@@ -922,7 +940,7 @@ def _store_gpu_nodes(
 
 
 def _execute_kubernetes(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
 ) -> None:
     from poc.probes.connectors import kubernetes as kube
 
@@ -939,12 +957,12 @@ def _execute_kubernetes(
     except kube.ConnectorError as exc:
         raise _connector_error(exc) from None
     _store_raw(run, facts.get("raw", []))
-    failures: dict[str, Any] = {}
+    failures: JSONObject = {}
     if run.with_failures:
         claim.keep_before_deadline(cluster, collected, facts)
         namespace = cluster.failure_namespace or "default"
         # Leftovers of earlier runs that could not clean up (a lost worker) go first.
-        swept: list[str] = []
+        swept: list[JSON] = []
         earlier = (
             ProbeRun.objects.filter(cluster=cluster, with_failures=True)
             .exclude(pk=run.pk)
@@ -973,11 +991,11 @@ def _execute_kubernetes(
             _store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
             failures = {**outcome, "swept": swept}
     _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
-    _store_gpu_nodes(run, cluster, collected, facts.get("gpu_nodes", []))
+    _store_gpu_nodes(run, cluster, collected, _gpu_nodes(facts))
     claim.advance()
 
 
-def _slurm_target(cluster: Cluster, secrets: dict[str, Any]) -> Any:
+def _slurm_target(cluster: Cluster, secrets: dict[str, str]) -> "slurm.SlurmRestTarget":
     from poc.probes.connectors import slurm
 
     return slurm.SlurmRestTarget(
@@ -989,7 +1007,7 @@ def _slurm_target(cluster: Cluster, secrets: dict[str, Any]) -> Any:
 
 
 def _execute_slurm_rest(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
 ) -> None:
     from poc.probes.connectors import slurm
 
@@ -1000,7 +1018,7 @@ def _execute_slurm_rest(
     except slurm.ConnectorError as exc:
         raise _connector_error(exc) from None
     _store_raw(run, facts.get("raw", []))
-    failures: dict[str, Any] = {}
+    failures: JSONObject = {}
     if run.with_failures:
         claim.keep_before_deadline(cluster, collected, facts)
         try:
@@ -1011,12 +1029,12 @@ def _execute_slurm_rest(
             _store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
             failures = {"scenarios": [outcome]}
     _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
-    _store_gpu_nodes(run, cluster, collected, facts.get("gpu_nodes", []))
+    _store_gpu_nodes(run, cluster, collected, _gpu_nodes(facts))
     claim.advance()
 
 
 def _execute_slurm_ssh(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, Any], claim: _Claim, collected: _Collected
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
 ) -> None:
     """Slurm's commands on its login node (the first node listed), over SSH."""
     from poc.probes.connectors import slurm
@@ -1041,7 +1059,7 @@ def _execute_slurm_ssh(
         for o in result.outputs
     ]
     _store_raw(run, raw)
-    failures: dict[str, Any] = {}
+    failures: JSONObject = {}
     if run.with_failures:
         claim.keep_before_deadline(cluster, collected, facts)
         sized = slurm.oversized_request(facts.get("nodes", [])) or (1, None)
@@ -1080,11 +1098,13 @@ def _execute_slurm_ssh(
             )
             failures = {"scenarios": [outcome]}
     _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
-    _store_gpu_nodes(run, cluster, collected, facts.get("gpu_nodes", []))
+    _store_gpu_nodes(run, cluster, collected, _gpu_nodes(facts))
     claim.advance()
 
 
-EXECUTORS: dict[str, Callable[..., None]] = {
+type Executor = Callable[[ProbeRun, Cluster, dict[str, str], _Claim, _Collected], None]
+
+EXECUTORS: dict[str, Executor] = {
     ClusterKind.SSH: _execute_ssh,
     ClusterKind.KUBERNETES: _execute_kubernetes,
     ClusterKind.SLURM_REST: _execute_slurm_rest,
@@ -1248,7 +1268,7 @@ def failure_label(run_id: int | str) -> str:
     return f"{FAILURE_LABEL_KEY}={run_id}"
 
 
-def _last_cluster_facts(cluster: Cluster) -> dict[str, Any]:
+def _last_cluster_facts(cluster: Cluster) -> JSONObject:
     """What the cluster's latest run that read it said (its cluster facts), or {}."""
     facts = (
         ProbeRun.objects.filter(cluster=cluster, status__in=(ProbeStatus.DONE, ProbeStatus.PARTIAL))
@@ -1260,6 +1280,14 @@ def _last_cluster_facts(cluster: Cluster) -> dict[str, Any]:
     return facts if isinstance(facts, dict) else {}
 
 
+def _list(value: JSON) -> list[JSON]:
+    return value if isinstance(value, list) else []
+
+
+def _object(value: JSON) -> JSONObject:
+    return value if isinstance(value, dict) else {}
+
+
 def _kubernetes_sizes(cluster: Cluster) -> tuple[int, int | None, str]:
     """(GPUs the Job asks for, GPUs the quota Pod asks for or None, where they come from).
 
@@ -1269,17 +1297,17 @@ def _kubernetes_sizes(cluster: Cluster) -> tuple[int, int | None, str]:
     namespace = cluster.failure_namespace or "default"
     facts = _last_cluster_facts(cluster)
     counts = [
-        (node.get("gpu") or {}).get("allocatable")
-        for node in facts.get("nodes") or []
+        _object(node.get("gpu")).get("allocatable")
+        for node in _list(facts.get("nodes"))
         if isinstance(node, dict)
     ]
     known = [count for count in counts if isinstance(count, int)]
     quota_left = None
-    for quota in facts.get("quotas") or []:
+    for quota in _list(facts.get("quotas")):
         if not isinstance(quota, dict) or quota.get("namespace") != namespace:
             continue
-        hard = (quota.get("hard") or {}).get("requests.nvidia.com/gpu")
-        used = (quota.get("used") or {}).get("requests.nvidia.com/gpu") or 0
+        hard = _object(quota.get("hard")).get("requests.nvidia.com/gpu")
+        used = _object(quota.get("used")).get("requests.nvidia.com/gpu") or 0
         if isinstance(hard, int) and isinstance(used, int):
             left = hard - used
             quota_left = left if quota_left is None else min(quota_left, left)
@@ -1309,7 +1337,7 @@ def _kubernetes_sizes(cluster: Cluster) -> tuple[int, int | None, str]:
 class Planned:
     """What a run with controlled failures creates, and how its sizes were chosen."""
 
-    objects: list[dict[str, Any]]
+    objects: list[JSONObject]
     note: str = ""
 
 
