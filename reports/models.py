@@ -82,6 +82,9 @@ class Sheet(models.Model):
     withdrawn_reason = models.TextField(blank=True)
     # Times the beat task queued lost work again (it gives up after a few: a person decides).
     recoveries = models.PositiveSmallIntegerField(default=0)
+    # The worker queue could not take the render or seal: the work waits in this row and the
+    # beat sends it once the broker answers (`reports.services.sheets_resend`).
+    unsent = models.BooleanField(default=False)
     # When the notice that this open revision has become outdated was written (once).
     outdated_noticed_at = models.DateTimeField(null=True, blank=True)
 

@@ -303,6 +303,8 @@ def sheet_work_is_stuck(sheet: Sheet) -> bool:
     for a retry, which the page offers at once."""
     from reports.models import SheetStatus
 
+    if sheet.unsent:
+        return False  # not lost: it waits for the broker, and the beat sends it
     now = timezone.now()
     if sheet.work_started_at is not None:
         return sheet.status in (SheetStatus.RENDERING, SheetStatus.SEALING) and (

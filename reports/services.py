@@ -133,39 +133,46 @@ def _release_for_retry(
     raise TransientSheetError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _queue(send: Callable[[], object], on_failure: Callable[[str], object]) -> None:
-    """Hand work to the worker queue after the commit. An unreachable queue must not turn a
-    saved decision into an error page: the sheet records why, and can be retried."""
+def _queue(sheet_id: int, status: str, send: Callable[[], object]) -> bool:
+    """Hand a sheet's work to the worker queue after the commit. When the queue cannot be
+    reached, the work waits in the sheet's row (marked unsent; the page says so) and the beat
+    sends it once the broker answers: a saved decision never turns into an error page, and
+    nobody has to press "try again". True when sent."""
     try:
         send()
     except Exception as exc:
-        log.exception("could not queue sheet work")
-        on_failure(
-            _("The worker queue could not be reached (%(error)s): try again.")
-            % {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        )
+        log.warning("could not queue sheet %s work: %s: %s", sheet_id, type(exc).__name__, exc)
+        Sheet.objects.filter(pk=sheet_id, status=status).update(unsent=True)
+        return False
+    Sheet.objects.filter(pk=sheet_id, unsent=True).update(unsent=False)
+    return True
 
 
-def _queue_render(sheet_id: int) -> None:
+def _queue_render(sheet_id: int) -> bool:
     from reports.tasks import sheet_render_task
 
-    _queue(
-        lambda: sheet_render_task.delay(sheet_id),
-        lambda why: Sheet.objects.filter(pk=sheet_id, status=SheetStatus.PENDING).update(
-            status=SheetStatus.FAILED, error=why
-        ),
-    )
+    return _queue(sheet_id, SheetStatus.PENDING, lambda: sheet_render_task.delay(sheet_id))
 
 
-def _queue_seal(sheet_id: int) -> None:
+def _queue_seal(sheet_id: int) -> bool:
     from reports.tasks import sheet_seal_task
 
-    _queue(
-        lambda: sheet_seal_task.delay(sheet_id),
-        lambda why: Sheet.objects.filter(pk=sheet_id, status=SheetStatus.SEALING).update(
-            seal_error=why
-        ),
-    )
+    return _queue(sheet_id, SheetStatus.SEALING, lambda: sheet_seal_task.delay(sheet_id))
+
+
+def sheets_resend(*, limit: int = 200) -> list[int]:
+    """Send the renders and seals the broker could not take (the beat, each minute). Stops at
+    the first that still cannot be sent: the next tick tries again."""
+    sent: list[int] = []
+    waiting = Sheet.objects.filter(
+        unsent=True, status__in=(SheetStatus.PENDING, SheetStatus.SEALING)
+    ).order_by("pk")
+    for sheet_id, status in waiting.values_list("pk", "status")[:limit]:
+        queue = _queue_render if status == SheetStatus.PENDING else _queue_seal
+        if not queue(sheet_id):
+            break
+        sent.append(sheet_id)
+    return sent
 
 
 def _claim(sheet_id: int, *, waiting: str, becomes: str) -> Sheet | None:
@@ -455,6 +462,7 @@ def sheets_recover_stuck(*, limit: int = 50) -> int:
             status__in=(SheetStatus.PENDING, SheetStatus.RENDERING, SheetStatus.SEALING),
             recoveries__lt=MAX_RECOVERIES,
             seal_error="",
+            unsent=False,  # not lost: waiting for the broker (sheets_resend)
         )
         .filter(Q(work_started_at__lt=cutoff) | Q(work_started_at=None, queued_at__lt=cutoff))
         .order_by("pk")

@@ -4,7 +4,13 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from reports.notices import notices_scan_outdated, notices_send
-from reports.services import TransientSheetError, sheet_render, sheet_seal, sheets_recover_stuck
+from reports.services import (
+    TransientSheetError,
+    sheet_render,
+    sheet_seal,
+    sheets_recover_stuck,
+    sheets_resend,
+)
 
 # Passing failures (database connection, storage) are tried again this many times, after
 # SHEET_RETRY_SECONDS, then twice that, and so on (capped at 5 minutes, with jitter); the
@@ -45,3 +51,9 @@ def notices_task() -> None:
 def sheets_recover_task() -> None:
     """Take up sheet work lost with its message or worker (beat, every five minutes)."""
     sheets_recover_stuck()
+
+
+@shared_task(ignore_result=True)
+def sheets_resend_task() -> None:
+    """Send the renders and seals that waited while the broker was down (beat, each minute)."""
+    sheets_resend()

@@ -343,6 +343,8 @@ CELERY_BEAT_SCHEDULE = {
     # Notices not yet sent (the broker was down, the mail server refused), and open revisions
     # that have become outdated since they were frozen.
     "sheet-notices": {"task": "reports.tasks.notices_task", "schedule": 60.0},
+    # Sheet renders and seals the broker could not take when they were asked for.
+    "sheet-resend": {"task": "reports.tasks.sheets_resend_task", "schedule": 60.0},
     # Sheet renders and seals lost with their message or worker, queued again.
     "sheet-recovery": {"task": "reports.tasks.sheets_recover_task", "schedule": 300.0},
     # Responses kept for Idempotency-Key replays, forgotten after IDEMPOTENCY_KEEP_HOURS.

@@ -107,10 +107,13 @@ def test_work_lost_with_its_worker_is_taken_up_again(evaluation, login) -> None:
     assert services.sheet_render(sheet_id=sheet.pk).status == SheetStatus.READY
 
 
-def test_an_unreachable_queue_leaves_a_sheet_that_can_be_retried(
+def test_an_unreachable_queue_leaves_the_work_waiting_until_the_beat_sends_it(
     evaluation, login, monkeypatch, reports_queue, django_capture_on_commit_callbacks
 ) -> None:
-    from reports.tasks import sheet_render_task
+    """The broker refuses: the revision is saved, its render waits in the row (marked unsent,
+    said on the page, not "stuck"), and the beat's resend queues it once the broker answers.
+    The same for a seal asked for while the broker is down."""
+    from reports.tasks import sheet_render_task, sheet_seal_task
 
     def refused(*args: object, **kwargs: object) -> None:
         raise OperationalError("Error 111 connecting to redis:6379. Connection refused.")
@@ -123,11 +126,42 @@ def test_an_unreachable_queue_leaves_a_sheet_that_can_be_retried(
         )
     assert response.status_code == 302  # the sheet is saved; no error page
     sheet = Sheet.objects.get()
-    assert sheet.status == SheetStatus.FAILED and "Connection refused" in sheet.error
+    assert (sheet.status, sheet.unsent) == (SheetStatus.PENDING, True)
+    Sheet.objects.filter(pk=sheet.pk).update(queued_at=timezone.now() - timedelta(hours=2))
+    page = client.get(reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1}))
+    assert "sent as soon as the queue answers" in page.content.decode()
+    assert "may have stopped" not in page.content.decode()
+    assert services.sheets_recover_stuck() == 0  # waiting for the broker is not lost work
+    assert services.sheets_resend() == [] and reports_queue() == 0  # still refused
 
     monkeypatch.undo()
+    assert services.sheets_resend() == [sheet.pk]
+    sheet.refresh_from_db()
+    assert (sheet.status, sheet.unsent) == (SheetStatus.PENDING, False) and reports_queue() == 1
+    assert services.sheets_resend() == []  # sent once
+
+    rendered_sheet = services.sheet_render(sheet_id=sheet.pk)
+    assert rendered_sheet is not None and rendered_sheet.status == SheetStatus.READY
+    monkeypatch.setattr(sheet_seal_task, "delay", refused)
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(reverse("reports:sheet_retry", kwargs={"slug": "alpha", "revision": 1}))
+        approve_all(evaluation, rendered_sheet)
+    sheet.refresh_from_db()
+    assert (sheet.status, sheet.unsent, sheet.seal_error) == (SheetStatus.SEALING, True, "")
+    monkeypatch.undo()
+    assert services.sheets_resend() == [sheet.pk]
+    sheet.refresh_from_db()
+    assert not sheet.unsent
+
+
+def test_a_failed_render_can_be_retried(
+    evaluation, login, reports_queue, django_capture_on_commit_callbacks
+) -> None:
+    sheet = rendered(evaluation)
+    Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.FAILED, error="no fonts")
+    with django_capture_on_commit_callbacks(execute=True):
+        login(evaluation["bob"]).post(
+            reverse("reports:sheet_retry", kwargs={"slug": "alpha", "revision": sheet.revision})
+        )
     sheet.refresh_from_db()
     assert sheet.status == SheetStatus.PENDING and reports_queue() == 1
 
