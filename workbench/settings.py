@@ -148,6 +148,9 @@ except Exception as exc:  # dj-database-url raises several types for a malformed
     raise ImproperEnvironment(
         f"DATABASE_URL={_database_url!r} is not a database URL: {exc}"
     ) from exc
+# A kept connection is checked before each request reuses it: after a database restart the
+# first request opens a new one instead of failing on the dead one.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}

@@ -15,6 +15,8 @@ from workbench.metrics import metrics_view
 # swagger-ui adds one <style> element of its own, allowed on that page only.
 API_DOCS_CSP: dict[str, Any] = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
 
+handler500 = "workbench.views.server_error"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz/", views.healthz, name="healthz"),

@@ -29,6 +29,51 @@ def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return wrapped
 
 
+# Seconds a client is asked to wait before trying again while the database cannot be reached.
+DATABASE_RETRY_AFTER_S = 5
+
+
+def _database_unreachable(exc: BaseException | None) -> bool:
+    """A lost or refused database connection (a restart, a failover), not a bad query."""
+    from django.db import InterfaceError, OperationalError
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:  # the driver's error is often the cause
+        if isinstance(exc, (OperationalError, InterfaceError)):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def server_error(request: HtmxHttpRequest) -> HttpResponse:
+    """The last answer to an uncaught exception. A database that cannot be reached is not a
+    fault of this request: 503 with Retry-After, so clients (the CI client among them) try
+    again; the request's transaction was rolled back, so nothing of it was half saved. Anything
+    else is the usual 500 page."""
+    import sys
+
+    from django.template import loader
+    from django.views.defaults import server_error as default_server_error
+
+    if not _database_unreachable(sys.exc_info()[1]):
+        return default_server_error(request)
+    message = _(
+        "The database cannot be reached just now. Nothing of this request was half saved: "
+        "try again in a few seconds (a post repeated with the same Idempotency-Key is stored "
+        "once)."
+    )
+    response: HttpResponse
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": message}, status=503)
+    else:
+        html = loader.get_template("503.html").render({"message": message})
+        response = HttpResponse(html, status=503)
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 @require_safe
 def healthz(request: HtmxHttpRequest) -> HttpResponse:
     """Liveness: the process answers. It touches nothing else, so a database outage makes
