@@ -11,7 +11,7 @@ COPY . .
 # two variables only let the settings load; the real ones come at run time.
 RUN pip install --no-cache-dir --no-deps -e . \
     && DJANGO_ENV=production SECRET_KEY=collectstatic-only ALLOWED_HOSTS=build python manage.py collectstatic --noinput
-RUN useradd --system --home /app workbench && mkdir -p /app/var && chown -R workbench /app/var
+RUN useradd --system --uid 999 --user-group --home /app workbench && mkdir -p /app/var && chown -R workbench /app/var
 USER workbench
 EXPOSE 8000
 # Health: /healthz/ (alive) and /readyz/ (can serve); compose probes /readyz/.

