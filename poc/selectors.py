@@ -30,6 +30,7 @@ from evaluations.models import (
 from poc.models import (
     ApiToken,
     Boundary,
+    Change,
     Cluster,
     Evidence,
     Outcome,
@@ -411,6 +412,72 @@ def run_with_imports(run_id: int) -> Run | None:
         .prefetch_related("imports")
         .first()
     )
+
+
+# A post's results in the order a reader wants them: what broke first, then what came back.
+CHANGE_ORDER = (Change.REGRESSED, Change.RECOVERED, Change.CHANGED, Change.NEW, Change.UNCHANGED)
+# Rows shown per kind of change and post; the counts always cover every row.
+DRILLDOWN_ROWS = 300
+
+
+@dataclass
+class ChangeGroup:
+    change: str
+    label: str
+    count: int
+    results: list[Result]
+
+    @property
+    def more(self) -> int:
+        return self.count - len(self.results)
+
+
+@dataclass
+class PostDrilldown:
+    post: RunImport
+    groups: list[ChangeGroup]
+    linked: bool  # whether this post's results are known one by one
+
+
+def run_drilldown(project: Project, run_id: int) -> tuple[Run, list[PostDrilldown]]:
+    """A CI run of the project and, for each of its posts (newest first), the cells it
+    touched grouped by what it did to them (regressed, recovered, changed, new, unchanged),
+    with each cell's previous outcome, and the testcases that named no action. Queries: the
+    run, its posts, one count query and one query per kind of change and post (at most
+    DRILLDOWN_ROWS rows each). 404 for a run of another project."""
+    run = (
+        Run.objects.filter(pk=run_id, project=project)
+        .select_related("candidate", "candidate__solution")
+        .first()
+    )
+    if run is None:
+        raise Http404
+    posts = list(RunImport.objects.filter(run=run).select_related("token", "posted_by"))
+    counts: dict[tuple[int, str], int] = {
+        (post_id, change): n
+        for post_id, change, n in Result.objects.filter(run_import__run=run)
+        .values_list("run_import", "change")
+        .annotate(n=Count("pk"))
+        .order_by()
+    }
+    labels = dict(Change.choices)
+    drilldown = []
+    for post in posts:
+        groups = []
+        for change in CHANGE_ORDER:
+            count = counts.get((post.pk, change), 0)
+            if not count:
+                continue
+            results = list(
+                Result.objects.filter(run_import=post, change=change)
+                .select_related("candidate", "action", "action__requirement", "previous")
+                .order_by("candidate__slug", "action__requirement__position", "action__position")[
+                    :DRILLDOWN_ROWS
+                ]
+            )
+            groups.append(ChangeGroup(change, str(labels[change]), count, results))
+        drilldown.append(PostDrilldown(post, groups, linked=bool(groups)))
+    return run, drilldown
 
 
 def result_with_project(result_id: int) -> Result | None:

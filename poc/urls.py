@@ -34,6 +34,7 @@ urlpatterns = [
     path("<slug:slug>/ci/tokens/", views.tokens, name="tokens"),
     path("<slug:slug>/ci/tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
     path("<slug:slug>/ci/runs/", views.runs, name="runs"),
+    path("<slug:slug>/ci/runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("<slug:slug>/probes/", probes.probes, name="probes"),
     path("<slug:slug>/probes/upload/", probes.probe_upload, name="probe_upload"),
     path("<slug:slug>/probes/agent/", probes.probe_agent, name="probe_agent"),

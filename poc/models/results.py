@@ -25,6 +25,16 @@ class Source(models.TextChoices):
     PROBE = "probe", _("Probe")
 
 
+class Change(models.TextChoices):
+    """What a CI post's result did to its cell, against the cell's result before the post."""
+
+    NEW = "new", _("New")
+    UNCHANGED = "unchanged", _("Unchanged")
+    CHANGED = "changed", _("Changed")
+    REGRESSED = "regressed", _("Regressed")
+    RECOVERED = "recovered", _("Recovered")
+
+
 class AppendOnlyError(Exception):
     """Results are never changed or deleted: record a new one instead."""
 
@@ -67,6 +77,16 @@ class Result(models.Model):
         db_index=False,
     )
     run_reference = models.CharField(_("run reference"), max_length=300, blank=True)
+    # The post of a CI run that brought this result, and what it did to the cell (blank for
+    # results recorded by hand).
+    run_import = models.ForeignKey(
+        "RunImport",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="results",
+    )
+    change = models.CharField(max_length=10, choices=Change, blank=True)
     previous = models.ForeignKey(
         "self",
         on_delete=models.SET_NULL,

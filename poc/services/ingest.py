@@ -303,6 +303,15 @@ def results_ingest(
         # last one stored before this post (ids are known only after the insert).
         latest[key] = (row.outcome, previous_id)  # type: ignore[assignment]
     now = timezone.now()
+    record = RunImport.objects.create(
+        run=run_row,
+        token=token,
+        posted_by=actor,
+        kind=kind,
+        result_count=len(rows),
+        unmapped=unmapped or [],
+        **counts,
+    )
     result_ids = bulk_insert(
         Result,
         {
@@ -315,12 +324,14 @@ def results_ingest(
             "integration_effort_days": [r.integration_effort_days for r in rows],
             "note": [r.note for r in rows],
             "previous": previous_ids,
+            "change": kinds,
         },
         constants={
             "project": project.pk,
             "change_reason": "",
             "source": source,
             "run": run_row.pk,
+            "run_import": record.pk,
             "run_reference": run_row.external_id[:300],
             "recorded_by": actor.pk if actor else None,
             "recorded_at": now,
@@ -381,15 +392,6 @@ def results_ingest(
         constants={"project": project.pk},
         conflict_fields=["candidate", "action"],
         update_fields=["result", "outcome", "result_count", "evidence_count"],
-    )
-    record = RunImport.objects.create(
-        run=run_row,
-        token=token,
-        posted_by=actor,
-        kind=kind,
-        result_count=len(rows),
-        unmapped=unmapped or [],
-        **counts,
     )
     event_record(
         project=project,

@@ -408,6 +408,19 @@ def token_revoke(request: AuthedHttpRequest, slug: str, token_id: int) -> HttpRe
 
 
 @login_required
+def run_detail(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpResponse:
+    """One CI run: each post with the cells it made new, regressed, recovered or changed, and
+    the testcases that named no action."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    run, posts = selectors.run_drilldown(access.project, run_id)
+    return render(
+        request,
+        "poc/run_detail.html",
+        {"access": access, "project": access.project, "tab": "ci", "run": run, "posts": posts},
+    )
+
+
+@login_required
 def runs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug)
     return render(

@@ -131,7 +131,11 @@ def test_a_body_between_ten_and_twenty_mib_is_read_and_one_over_the_limit_is_jso
     assert django_settings.API_MAX_BODY_BYTES == 20 * 1024 * 1024
     response = post_results(client, "alpha", body)
     assert response.status_code == 201, response.content[:300]
-    body["padding"] = "x" * (21 * 1024 * 1024)
+    body["padding"] = "x" * (21 * 1024 * 1024)  # over the limit and the form room beside it
+    response = post_results(client, "alpha", body)
+    assert response.status_code == 413
+    assert "limited to 20 MB" in response.json()["detail"]
+    body["padding"] = "x" * (20 * 1024 * 1024 + 512 * 1024)  # past the view's own check only
     response = post_results(client, "alpha", body)
     assert response.status_code == 413
     assert "bytes" in response.json()["detail"]
