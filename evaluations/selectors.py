@@ -6,7 +6,7 @@ from datetime import date
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, Prefetch, QuerySet
+from django.db.models import Count, F, Prefetch, Q, QuerySet
 from django.http import Http404
 from django.utils.translation import gettext
 
@@ -255,12 +255,21 @@ class DimensionGroup:
     dimension: str
     label: str
     requirements: list[Requirement]
+    folded: bool = False  # requirements show their action count; each opens on demand
+
+
+# A suite with more acceptance actions than this (after the filters) shows its requirements
+# folded: each opens on demand, so the page stays light whatever the size of the suite.
+SUITE_UNFOLDED_ACTIONS = 150
 
 
 def suite_for_project(
-    project: Project, filters: SuiteFilters | None = None
+    project: Project, filters: SuiteFilters | None = None, *, fold: bool = True
 ) -> list[DimensionGroup]:
-    """Requirements grouped by dimension, each with its (filtered) actions, in order.
+    """Requirements grouped by dimension, each with its (filtered) actions, in order. Each
+    requirement carries `action_count`; a suite with more than SUITE_UNFOLDED_ACTIONS shown
+    actions is folded (its groups say so): no action is loaded, and each requirement is
+    opened on demand. `fold=False` loads every action whatever the size (exports).
 
     With a scenario filter, requirements without a matching action drop out; without one,
     requirements with no action stay visible ("not yet rewritten").
@@ -269,16 +278,29 @@ def suite_for_project(
     actions = AcceptanceAction.objects.order_by("position", "pk")
     if filters.scenario:
         actions = actions.filter(scenario=filters.scenario)
-    requirements = Requirement.objects.filter(project=project).prefetch_related(
-        Prefetch("actions", queryset=actions, to_attr="shown_actions")
-    )
+    requirements = Requirement.objects.filter(project=project)
     if filters.dimension:
         requirements = requirements.filter(dimension=filters.dimension)
     if filters.team:
         requirements = requirements.filter(owner_team=filters.team)
-    groups = {value: DimensionGroup(value, str(label), []) for value, label in Dimension.choices}
-    for requirement in requirements.order_by("position", "pk"):
-        if filters.scenario and not requirement.shown_actions:
+    shown = actions.filter(requirement__in=requirements).count() if fold else 0
+    folded = fold and shown > SUITE_UNFOLDED_ACTIONS
+    counted = requirements.annotate(
+        action_count=Count(
+            "actions",
+            filter=Q(actions__scenario=filters.scenario) if filters.scenario else None,
+        )
+    )
+    if not folded:
+        counted = counted.prefetch_related(
+            Prefetch("actions", queryset=actions, to_attr="shown_actions")
+        )
+    groups = {
+        value: DimensionGroup(value, str(label), [], folded=folded)
+        for value, label in Dimension.choices
+    }
+    for requirement in counted.order_by("position", "pk"):
+        if filters.scenario and not requirement.action_count:
             continue
         groups[requirement.dimension].requirements.append(requirement)
     return [group for group in groups.values() if group.requirements]
@@ -287,6 +309,7 @@ def suite_for_project(
 def requirement_for_project(project: Project, requirement_id: int) -> Requirement:
     requirement = (
         Requirement.objects.filter(project=project, pk=requirement_id)
+        .annotate(action_count=Count("actions"))
         .prefetch_related(
             Prefetch(
                 "actions",

@@ -8,11 +8,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 from typing import NamedTuple
 
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+    Window,
+)
+from django.db.models.functions import Coalesce, RowNumber
 from django.http import Http404
 from django.utils.translation import gettext_lazy as _
 
@@ -73,17 +89,18 @@ class CellState(NamedTuple):
     after_freeze: bool = False  # the latest result came after the frozen revision
 
 
-def cells_after_freeze(project: Project) -> set[tuple[int, int]]:
+def cells_after_freeze(
+    project: Project, *, action_ids: Sequence[int] | None = None
+) -> set[tuple[int, int]]:
     """(candidate id, action id) of the cells whose latest result was recorded after the
     revision the project is frozen for: stored and shown, but not in that revision. Empty
-    when the project is not frozen."""
+    when the project is not frozen. `action_ids`: only the cells of these actions."""
     if project.frozen_revision is None or project.frozen_at is None:
         return set()
-    return set(
-        ResultCell.objects.filter(
-            project=project, result__recorded_at__gt=project.frozen_at
-        ).values_list("candidate_id", "action_id")
-    )
+    cells = ResultCell.objects.filter(project=project, result__recorded_at__gt=project.frozen_at)
+    if action_ids is not None:
+        cells = cells.filter(action_id__in=action_ids)
+    return set(cells.values_list("candidate_id", "action_id"))
 
 
 @dataclass
@@ -128,78 +145,123 @@ class Matrix:
     candidates: list[Candidate]
     groups: list[MatrixGroup]
     totals: list[CandidateTotals]
-    row_count: int
+    row_count: int  # rows matching the filters, on every page
+    page: Page[AcceptanceAction] | None = None  # None: every matching row is shown
 
 
-def matrix_for_project(project: Project, filters: MatrixFilters | None = None) -> Matrix:
+def outcome_counts(
+    project: Project, candidate_ids: list[int]
+) -> tuple[int, dict[int, dict[str, int]]]:
+    """The number of actions, and per candidate how many of them read each outcome (a cell
+    without a result reads "not covered"), counted in the database: two queries."""
+    action_total = AcceptanceAction.objects.filter(project=project).count()
+    counts = {pk: dict.fromkeys(Outcome.values, 0) for pk in candidate_ids}
+    for candidate_id, outcome, n in (
+        ResultCell.objects.filter(project=project, candidate_id__in=candidate_ids)
+        .values_list("candidate_id", "outcome")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        if outcome != Outcome.NOT_COVERED:
+            counts[candidate_id][outcome] = n
+    for per_candidate in counts.values():
+        per_candidate[Outcome.NOT_COVERED] = action_total - sum(per_candidate.values())
+    return action_total, counts
+
+
+# Rows of the matrix shown at once: a page stays light (a few hundred KB at 50 candidates)
+# whatever the size of the suite; the filters and the totals cover every row.
+MATRIX_ROWS_PER_PAGE = 50
+
+
+def matrix_for_project(
+    project: Project, filters: MatrixFilters | None = None, *, page: str | int | None = 1
+) -> Matrix:
     """Candidates as columns, actions as rows grouped by dimension and requirement; each cell the
-    latest result (None reads "not covered"). Totals cover every action, whatever the filters."""
+    latest result (None reads "not covered"). One page of the rows that match the filters
+    (MATRIX_ROWS_PER_PAGE, in dimension, requirement and action order; `page=None`: all of
+    them); the totals cover every action, whatever the filters and the page. The counting and
+    the filtering happen in the database, so the cost follows the page, not the project."""
     filters = filters or MatrixFilters()
     candidates = candidates_in_play(project, include_all=filters.all_candidates)
-    requirements = list(
-        Requirement.objects.filter(project=project)
-        .prefetch_related(
-            Prefetch(
-                "actions",
-                queryset=AcceptanceAction.objects.order_by("position", "pk"),
-                to_attr="ordered_actions",
-            )
-        )
-        .order_by("position", "pk")
-    )
-    after_freeze = cells_after_freeze(project)
+    candidate_ids = [c.pk for c in candidates]
+    action_total, counts = outcome_counts(project, candidate_ids)
+    totals = [CandidateTotals(c, counts[c.pk], action_total) for c in candidates]
+
+    rows = _matrix_rows(project, filters, candidate_ids)
+    paginator = Paginator(rows, MATRIX_ROWS_PER_PAGE if page is not None else max(1, action_total))
+    shown = paginator.get_page(page if page is not None else 1)
+    actions: list[AcceptanceAction] = list(shown.object_list)
+    action_ids = [a.pk for a in actions]
+    after_freeze = cells_after_freeze(project, action_ids=action_ids)
     cells: dict[tuple[int, int], CellState] = {
         (candidate_id, action_id): CellState(
             outcome, evidence_count, (candidate_id, action_id) in after_freeze
         )
         for candidate_id, action_id, outcome, evidence_count in ResultCell.objects.filter(
-            project=project
+            project=project, action_id__in=action_ids, candidate_id__in=candidate_ids
         ).values_list("candidate_id", "action_id", "outcome", "evidence_count")
     }
-    candidate_ids = [c.pk for c in candidates]
-    counts = {pk: dict.fromkeys(Outcome.values, 0) for pk in candidate_ids}
     groups = {value: MatrixGroup(value, str(label)) for value, label in Dimension.choices}
-    action_total = row_count = 0
-    for requirement in requirements:
-        matrix_requirement = MatrixRequirement(requirement)
-        for action in requirement.ordered_actions:
-            action_total += 1
-            row_cells = [cells.get((pk, action.pk)) for pk in candidate_ids]
-            for pk, cell in zip(candidate_ids, row_cells, strict=True):
-                counts[pk][cell.outcome if cell else Outcome.NOT_COVERED] += 1
-            if not _row_matches(requirement, action, row_cells, filters):
-                continue
-            matrix_requirement.rows.append(
-                MatrixRow(action, list(zip(candidates, row_cells, strict=True)))
-            )
-            row_count += 1
-        if matrix_requirement.rows:
-            groups[requirement.dimension].requirements.append(matrix_requirement)
-    totals = [CandidateTotals(c, counts[c.pk], action_total) for c in candidates]
+    current: MatrixRequirement | None = None
+    for action in actions:
+        requirement = action.requirement
+        if current is None or current.requirement.pk != requirement.pk:
+            current = MatrixRequirement(requirement)
+            groups[requirement.dimension].requirements.append(current)
+        row_cells = [cells.get((pk, action.pk)) for pk in candidate_ids]
+        current.rows.append(MatrixRow(action, list(zip(candidates, row_cells, strict=True))))
     return Matrix(
         candidates=candidates,
         groups=[g for g in groups.values() if g.requirements],
         totals=totals,
-        row_count=row_count,
+        row_count=paginator.count,
+        page=shown if paginator.num_pages > 1 else None,
     )
 
 
-def _row_matches(
-    requirement: Requirement,
-    action: AcceptanceAction,
-    cells: list[CellState | None],
-    filters: MatrixFilters,
-) -> bool:
-    if filters.dimension and requirement.dimension != filters.dimension:
-        return False
-    if filters.team and requirement.owner_team != filters.team:
-        return False
-    if filters.scenario and action.scenario != filters.scenario:
-        return False
-    if filters.outcome:
-        outcomes = {cell.outcome if cell else Outcome.NOT_COVERED for cell in cells}
-        return filters.outcome in outcomes
-    return True
+def _matrix_rows(
+    project: Project, filters: MatrixFilters, candidate_ids: list[int]
+) -> QuerySet[AcceptanceAction]:
+    """The actions matching the filters, in the matrix's order, as one query."""
+    dimension_order = Case(
+        *(
+            When(requirement__dimension=value, then=Value(position))
+            for position, value in enumerate(Dimension.values)
+        ),
+        default=Value(len(Dimension.values)),
+    )
+    rows = AcceptanceAction.objects.filter(project=project).select_related("requirement")
+    if filters.dimension:
+        rows = rows.filter(requirement__dimension=filters.dimension)
+    if filters.team:
+        rows = rows.filter(requirement__owner_team=filters.team)
+    if filters.scenario:
+        rows = rows.filter(scenario=filters.scenario)
+    if filters.outcome == Outcome.NOT_COVERED:
+        # Some candidate has no result, or reads "not covered".
+        covered = (
+            ResultCell.objects.filter(action=OuterRef("pk"), candidate_id__in=candidate_ids)
+            .exclude(outcome=Outcome.NOT_COVERED)
+            .order_by()
+            .values("action")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        rows = rows.annotate(covered=Coalesce(Subquery(covered), 0)).filter(
+            covered__lt=len(candidate_ids)
+        )
+    elif filters.outcome:
+        rows = rows.filter(
+            Exists(
+                ResultCell.objects.filter(
+                    action=OuterRef("pk"), candidate_id__in=candidate_ids, outcome=filters.outcome
+                )
+            )
+        )
+    return rows.order_by(
+        dimension_order, "requirement__position", "requirement__pk", "position", "pk"
+    )
 
 
 HISTORY_PER_PAGE = 20
@@ -357,6 +419,142 @@ def comparison_for_project(
                 summary.needs_integration.append(cell)
         summaries.append(summary)
     return summaries
+
+
+# Failures and integration needs listed per candidate on the comparison page; the counts
+# cover all of them, and the matrix (filtered by outcome) lists every one.
+COMPARISON_LIST_LIMIT = 25
+# Above this many cells (candidates x actions) the lists are not read with the page: each
+# opens on demand (`comparison_list`), so the page's cost follows the candidates only.
+COMPARISON_INLINE_CELLS = 5000
+
+
+@dataclass
+class CandidateOverview:
+    """A candidate on the comparison page: its counts, effort and responsibilities in full,
+    and the first COMPARISON_LIST_LIMIT failures and integration needs in suite order (when
+    `listed`; otherwise they open on demand)."""
+
+    candidate: Candidate
+    counts: dict[str, int]
+    integration_effort: Decimal
+    listed: bool = True
+    failed: list[ResultCell] = field(default_factory=list)
+    needs_integration: list[ResultCell] = field(default_factory=list)
+    responsibilities: dict[str, Responsibility] = field(default_factory=dict)
+    boundary: Boundary | None = None
+
+    @property
+    def more_failed(self) -> int:
+        return self.counts[Outcome.FAILED] - len(self.failed)
+
+    @property
+    def more_needs_integration(self) -> int:
+        return self.counts[Outcome.NEEDS_INTEGRATION] - len(self.needs_integration)
+
+    @cached_property
+    def responsibility_gaps(self) -> list[tuple[str, str]]:
+        return [
+            (value, str(label))
+            for value, label in ResponsibilityArea.choices
+            if value not in self.responsibilities
+        ]
+
+    def ordered(self) -> list[tuple[str, int]]:
+        return [(o.value, self.counts[o.value]) for o in OUTCOME_ORDER]
+
+
+def _suite_order(prefix: str = "action__") -> list[F]:
+    return [
+        F(f"{prefix}requirement__position"),
+        F(f"{prefix}requirement_id"),
+        F(f"{prefix}position"),
+        F(f"{prefix}id"),
+    ]
+
+
+def comparison_overview(
+    project: Project, *, include_all: bool = False, list_limit: int | None = None
+) -> list[CandidateOverview]:
+    """Each candidate in play with what it proved and what it needs, read for a page: counts
+    and effort summed in the database, and the first `list_limit` failures and integration
+    needs per candidate (one windowed query each; None: COMPARISON_LIST_LIMIT, or none at all
+    above COMPARISON_INLINE_CELLS cells, where they open on demand). The cost follows the
+    candidates, not the suite. (`comparison_for_project` reads every cell, for the sheet.)"""
+    candidates = candidates_in_play(project, include_all=include_all)
+    candidate_ids = [c.pk for c in candidates]
+    action_total, counts = outcome_counts(project, candidate_ids)
+    listed = True
+    if list_limit is None:
+        listed = len(candidate_ids) * action_total <= COMPARISON_INLINE_CELLS
+        list_limit = COMPARISON_LIST_LIMIT if listed else 0
+    effort = {
+        candidate_id: days or Decimal(0)
+        for candidate_id, days in ResultCell.objects.filter(
+            project=project, candidate_id__in=candidate_ids, outcome=Outcome.NEEDS_INTEGRATION
+        )
+        .values_list("candidate_id")
+        .annotate(days=Sum("integration_effort_days"))
+        .order_by()
+    }
+    lists: dict[tuple[int, str], list[ResultCell]] = defaultdict(list)
+    if list_limit > 0:
+        for outcome in (Outcome.FAILED, Outcome.NEEDS_INTEGRATION):
+            first = (
+                ResultCell.objects.filter(
+                    project=project, candidate_id__in=candidate_ids, outcome=outcome
+                )
+                .annotate(
+                    rank=Window(
+                        RowNumber(), partition_by=[F("candidate_id")], order_by=_suite_order()
+                    )
+                )
+                .filter(rank__lte=list_limit)
+                .select_related("action", "result")
+                .order_by("candidate_id", "rank")
+            )
+            for cell in first:
+                lists[(cell.candidate_id, outcome)].append(cell)
+    responsibilities: dict[int, dict[str, Responsibility]] = defaultdict(dict)
+    for row in Responsibility.objects.filter(candidate_id__in=candidate_ids):
+        responsibilities[row.candidate_id][row.area] = row
+    boundaries = {
+        b.candidate_id: b for b in Boundary.objects.filter(candidate_id__in=candidate_ids)
+    }
+    return [
+        CandidateOverview(
+            candidate=candidate,
+            counts=counts[candidate.pk],
+            integration_effort=effort.get(candidate.pk, Decimal(0)),
+            listed=listed,
+            failed=lists[(candidate.pk, Outcome.FAILED)],
+            needs_integration=lists[(candidate.pk, Outcome.NEEDS_INTEGRATION)],
+            responsibilities=responsibilities[candidate.pk],
+            boundary=boundaries.get(candidate.pk),
+        )
+        for candidate in candidates
+    ]
+
+
+# What a comparison list may show: the outcomes whose results say why.
+LISTED_OUTCOMES = (Outcome.FAILED, Outcome.NEEDS_INTEGRATION)
+
+
+def comparison_list(
+    project: Project, candidate_slug: str, outcome: str, *, limit: int | None = None
+) -> tuple[Candidate, list[ResultCell], int]:
+    """One candidate's failures or integration needs, the first `limit` in suite order (None:
+    COMPARISON_LIST_LIMIT), and how many there are. 404 for anything else."""
+    candidate = Candidate.objects.filter(project=project, slug=candidate_slug).first()
+    if candidate is None or outcome not in LISTED_OUTCOMES:
+        raise Http404
+    cells = ResultCell.objects.filter(candidate=candidate, outcome=outcome)
+    shown = list(
+        cells.select_related("action", "result").order_by(*_suite_order())[
+            : limit or COMPARISON_LIST_LIMIT
+        ]
+    )
+    return candidate, shown, cells.count()
 
 
 # --- API ---------------------------------------------------------------------------------
@@ -864,10 +1062,11 @@ class SideBySide:
     """Candidates in columns; rows in one order: each requirement's actions, then integration
     effort, responsibilities and boundaries. A row whose candidates differ is marked."""
 
-    summaries: list[CandidateSummary]
+    summaries: list[CandidateOverview]
     requirements: list[SideGroup]
     responsibilities: list[SideRow]
     boundaries: list[SideRow]
+    page: Page[AcceptanceAction] | None = None  # None: every action row is shown
 
 
 BOUNDARY_LABELS = (
@@ -878,37 +1077,49 @@ BOUNDARY_LABELS = (
 )
 
 
-def side_by_side(project: Project, *, include_all: bool = False) -> SideBySide:
-    summaries = comparison_for_project(project, include_all=include_all)
-    cells: list[dict[int, ResultCell]] = []
-    for summary in summaries:
-        cells.append(
-            {c.action_id: c for c in (*summary.passed, *summary.failed, *summary.needs_integration)}
-        )
-    groups: dict[int, SideGroup] = {}
-    actions = (
-        AcceptanceAction.objects.filter(project=project)
-        .select_related("requirement")
-        .order_by("requirement__position", "requirement__pk", "position", "pk")
+def side_by_side(
+    project: Project, *, include_all: bool = False, page: str | int | None = 1
+) -> SideBySide:
+    """Candidates in columns. The action rows come a page at a time (MATRIX_ROWS_PER_PAGE, in
+    the matrix's order; `page=None`: all of them); the outcome counts, effort,
+    responsibilities and boundaries cover everything on every page."""
+    summaries = comparison_overview(project, include_all=include_all, list_limit=0)
+    candidate_ids = [s.candidate.pk for s in summaries]
+    rows = _matrix_rows(project, MatrixFilters(), candidate_ids)
+    paginator = Paginator(rows, MATRIX_ROWS_PER_PAGE if page is not None else max(1, rows.count()))
+    shown = paginator.get_page(page if page is not None else 1)
+    actions: list[AcceptanceAction] = list(shown.object_list)
+    page_cells = list(
+        ResultCell.objects.filter(
+            project=project,
+            candidate_id__in=candidate_ids,
+            action_id__in=[a.pk for a in actions],
+        ).values_list("candidate_id", "action_id", "outcome", "result_id")
     )
+    # Only failures and integration needs show a detail: read just those results' text.
+    details = {
+        pk: failure_cause or integration_what
+        for pk, failure_cause, integration_what in Result.objects.filter(
+            pk__in=[r for _c, _a, o, r in page_cells if o in LISTED_OUTCOMES]
+        ).values_list("pk", "failure_cause", "integration_what")
+    }
+    cells = {
+        (candidate_id, action_id): SideCell(outcome, details.get(result_id, ""))
+        for candidate_id, action_id, outcome, result_id in page_cells
+    }
+    not_covered = SideCell(Outcome.NOT_COVERED, "")
+    groups: dict[int, SideGroup] = {}
     for action in actions:
-        row_cells = []
-        for by_action in cells:
-            cell = by_action.get(action.pk)
-            if cell is None:
-                row_cells.append(SideCell(Outcome.NOT_COVERED, ""))
-                continue
-            result = getattr(cell, "result", None)
-            detail = ""
-            if result is not None and cell.outcome == Outcome.FAILED:
-                detail = result.failure_cause
-            elif result is not None and cell.outcome == Outcome.NEEDS_INTEGRATION:
-                detail = result.integration_what
-            row_cells.append(SideCell(cell.outcome, detail))
         group = groups.setdefault(
             action.requirement_id, SideGroup(action.requirement.feature_text, [])
         )
-        group.rows.append(SideRow(action.question_text, action.key, row_cells))
+        group.rows.append(
+            SideRow(
+                action.question_text,
+                action.key,
+                [cells.get((pk, action.pk), not_covered) for pk in candidate_ids],
+            )
+        )
     responsibilities = [
         SideRow(
             str(label),
@@ -937,4 +1148,10 @@ def side_by_side(project: Project, *, include_all: bool = False) -> SideBySide:
         )
         for name, label in BOUNDARY_LABELS
     ]
-    return SideBySide(summaries, list(groups.values()), responsibilities, boundaries)
+    return SideBySide(
+        summaries,
+        list(groups.values()),
+        responsibilities,
+        boundaries,
+        page=shown if paginator.num_pages > 1 else None,
+    )

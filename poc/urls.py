@@ -19,6 +19,11 @@ urlpatterns = [
         name="evidence_download",
     ),
     path("<slug:slug>/comparison/", views.comparison, name="comparison"),
+    path(
+        "<slug:slug>/comparison/<slug:candidate_slug>/list/<slug:outcome>/",
+        views.comparison_list,
+        name="comparison_list",
+    ),
     path("<slug:slug>/integration/", views.integration_gaps, name="integration_gaps"),
     path("<slug:slug>/responsibilities/", views.responsibilities, name="responsibilities"),
     path(

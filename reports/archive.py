@@ -39,6 +39,7 @@ from django.core.files.storage import default_storage
 from django.core.serializers.base import DeserializationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, models, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from evaluations.models import (
@@ -57,6 +58,7 @@ from poc.models import (
     Boundary,
     Cluster,
     Evidence,
+    Outcome,
     ProbeBinding,
     ProbeNode,
     ProbeOutput,
@@ -398,6 +400,13 @@ def _import_rows(
         counts["poc.ApiToken"] = counts.get("poc.ApiToken", 0) + report.tokens_skipped
     if counts != expected_counts:
         raise ArchiveError(f"data.json does not hold the rows the manifest counts ({counts})")
+    # Cells keep a copy of their latest result's effort; an archive written before they did
+    # holds none, so it is copied here from the restored results.
+    ResultCell.objects.filter(project=project, outcome=Outcome.NEEDS_INTEGRATION).update(
+        integration_effort_days=Subquery(
+            Result.objects.filter(pk=OuterRef("result_id")).values("integration_effort_days")[:1]
+        )
+    )
     report.project, report.files = project, len(files)
     return report
 

@@ -351,7 +351,9 @@ def suite_export(request: AuthedHttpRequest, slug: str, fmt: str) -> HttpRespons
     access = selectors.project_access(request.user, slug)
     if fmt not in ("yaml", "csv"):
         raise Http404
-    requirements = [r for g in selectors.suite_for_project(access.project) for r in g.requirements]
+    requirements = [
+        r for g in selectors.suite_for_project(access.project, fold=False) for r in g.requirements
+    ]
     if fmt == "csv":
         body, content_type = suite_io.export_csv(requirements), "text/csv; charset=utf-8"
     else:

@@ -171,6 +171,11 @@ class ResultCell(models.Model):
     action = models.ForeignKey(AcceptanceAction, on_delete=models.CASCADE, related_name="cells")
     result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="+", db_index=False)
     outcome = models.CharField(max_length=20, choices=Outcome)
+    # The latest result's integration effort (a copy, so that pages sum a candidate's effort
+    # without reading its results).
+    integration_effort_days = models.DecimalField(
+        max_digits=7, decimal_places=1, null=True, blank=True
+    )
     result_count = models.PositiveIntegerField(default=1)
     evidence_count = models.PositiveIntegerField(default=0)
 

@@ -338,13 +338,19 @@ def results_ingest(
         },
         returning_ids=True,
     )
-    final: dict[tuple[int, int], tuple[int, str, int]] = {}  # cell -> (result id, outcome, n)
+    # cell -> (result id, outcome, evidence cited, effort)
+    final: dict[tuple[int, int], tuple[int, str, int, Decimal | None]] = {}
     evidence: dict[str, list[object]] = {
         name: [] for name in ("result", "kind", "url", "file", "name", "sha256", "size", "type")
     }
     for row, result_id in zip(rows, result_ids, strict=True):
         cited = len(row.evidence_urls) + len(row.evidence_files)
-        final[(row.candidate_id, row.action_id)] = (result_id, row.outcome, cited)
+        final[(row.candidate_id, row.action_id)] = (
+            result_id,
+            row.outcome,
+            cited,
+            row.integration_effort_days,
+        )
         for url in row.evidence_urls:
             _cite(evidence, result_id, EvidenceKind.LINK, url=url, name=url[:255])
         for stored in row.evidence_files:
@@ -388,10 +394,17 @@ def results_ingest(
             "outcome": [final[k][1] for k in keys],
             "result_count": [(cells[k][2] if k in cells else 0) + posted[k] for k in keys],
             "evidence_count": [final[k][2] for k in keys],
+            "integration_effort_days": [final[k][3] for k in keys],
         },
         constants={"project": project.pk},
         conflict_fields=["candidate", "action"],
-        update_fields=["result", "outcome", "result_count", "evidence_count"],
+        update_fields=[
+            "result",
+            "outcome",
+            "result_count",
+            "evidence_count",
+            "integration_effort_days",
+        ],
     )
     event_record(
         project=project,

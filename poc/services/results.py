@@ -110,10 +110,14 @@ def result_record(
             action=action,
             result=result,
             outcome=outcome,
+            integration_effort_days=result.integration_effort_days,
         )
     else:
         ResultCell.objects.filter(pk=cell.pk).update(
-            result=result, outcome=outcome, result_count=F("result_count") + 1
+            result=result,
+            outcome=outcome,
+            integration_effort_days=result.integration_effort_days,
+            result_count=F("result_count") + 1,
         )
     event_record(
         project=candidate.project,

@@ -68,7 +68,6 @@ def matrix_row(context: Any, row: Any) -> SafeString:
     matrices have thousands of cells.
     """
     labels = _labels()
-    base = context["cell_base"]
     action = row.action
     key = escape(action.key)
     text = action.question_text
@@ -81,7 +80,8 @@ def matrix_row(context: Any, row: Any) -> SafeString:
     after_freeze, after_freeze_word = _after_freeze_mark(context)
     for candidate, state in row.cells:
         outcome = state.outcome if state is not None else Outcome.NOT_COVERED
-        url = f"{base}{candidate.slug}/{action.pk}/"
+        # Relative to the matrix page (the panel opens through matrix.js's one listener).
+        url = f"cell/{candidate.slug}/{action.pk}/"
         extra = spoken = ""
         if state is not None and state.evidence_count:
             extra = f'<span class="ev" title="evidence">📎{state.evidence_count}</span>'
@@ -90,11 +90,36 @@ def matrix_row(context: Any, row: Any) -> SafeString:
             spoken = f" ({after_freeze_word})"
         parts.append(
             f'<td id="cell-{candidate.slug}-{action.pk}" class="cell o-{outcome}">'
-            f'<a href="{url}" hx-get="{url}" hx-target="#cell-panel" hx-swap="innerHTML" '
-            f'data-cell aria-label="{candidate.slug} · {key}: {labels[outcome]}{spoken}">'
+            f'<a href="{url}" data-cell '
+            f'aria-label="{candidate.slug} · {key}: {labels[outcome]}{spoken}">'
             f'<span aria-hidden="true">{ICONS[outcome]}</span> {labels[outcome]}{extra}</a></td>'
         )
     return mark_safe("".join(parts))  # noqa: S308 - slugs, ids and escaped text only
+
+
+@register.simple_tag
+def side_by_side_row(row: Any) -> SafeString:
+    """One action row of the side-by-side comparison: its question, then each candidate's
+    outcome (colour, icon and word) with its failure cause or what to integrate. One Python
+    call per row, as for the matrix: a page holds thousands of cells."""
+    labels = _labels()
+    label = row.label if len(row.label) <= 120 else row.label[:119] + "…"
+    differs = (
+        f' <span class="visually-hidden">{escape(_("(candidates differ)"))}</span>'
+        if row.differs
+        else ""
+    )
+    key = escape(row.key)
+    parts = [f'<th scope="row">{escape(label)} <code class="small">{key}</code>{differs}</th>']
+    for cell in row.cells:
+        detail = cell.detail if len(cell.detail) <= 140 else cell.detail[:139] + "…"
+        parts.append(
+            f'<td><span class="outcome o-{cell.outcome}"><span aria-hidden="true">'
+            f"{ICONS[cell.outcome]}</span> {labels[cell.outcome]}</span>"
+            + (f'<div class="small">{escape(detail)}</div>' if detail else "")
+            + "</td>"
+        )
+    return mark_safe("".join(parts))  # noqa: S308 - fixed markup and escaped text only
 
 
 def _after_freeze_mark(context: Any) -> tuple[str, str]:

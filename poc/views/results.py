@@ -55,9 +55,10 @@ def matrix(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         "access": access,
         "project": access.project,
         "tab": "matrix",
-        "matrix": selectors.matrix_for_project(access.project, filters),
+        "matrix": selectors.matrix_for_project(
+            access.project, filters, page=request.GET.get("page") or 1
+        ),
         "filter_form": filter_form,
-        "cell_base": reverse("poc:matrix", kwargs={"slug": slug}) + "cell/",
     }
     if request.htmx and not request.htmx.boosted:
         return render(request, f"{MATRIX_TEMPLATE}#matrix", context)
@@ -73,7 +74,6 @@ def _cell_context(
         "detail": detail,
         "result_form": extra.pop("result_form", None) or ResultForm(),
         "evidence_form": extra.pop("evidence_form", None) or EvidenceForm(),
-        "cell_base": reverse("poc:matrix", kwargs={"slug": access.project.slug}) + "cell/",
         **extra,
     }
 
@@ -197,7 +197,9 @@ def comparison(request: AuthedHttpRequest, slug: str) -> HttpResponse:
                 "access": access,
                 "project": access.project,
                 "tab": "comparison",
-                "side": selectors.side_by_side(access.project, include_all=include_all),
+                "side": selectors.side_by_side(
+                    access.project, include_all=include_all, page=request.GET.get("page") or 1
+                ),
                 "include_all": include_all,
             },
         )
@@ -208,10 +210,31 @@ def comparison(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             "access": access,
             "project": access.project,
             "tab": "comparison",
-            "summaries": selectors.comparison_for_project(access.project, include_all=include_all),
+            "summaries": selectors.comparison_overview(access.project, include_all=include_all),
             "include_all": include_all,
         },
     )
+
+
+@login_required
+def comparison_list(
+    request: AuthedHttpRequest, slug: str, candidate_slug: str, outcome: str
+) -> HttpResponse:
+    """One candidate's failures or integration needs, opened from the comparison page."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    candidate, cells, total = selectors.comparison_list(access.project, candidate_slug, outcome)
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "comparison",
+        "candidate": candidate,
+        "outcome": outcome,
+        "cells": cells,
+        "more": total - len(cells),
+    }
+    if request.htmx:
+        return render(request, "poc/comparison_list.html#list", context)
+    return render(request, "poc/comparison_list.html", context)
 
 
 @login_required
@@ -312,7 +335,7 @@ def responsibility_edit(
 def responsibilities(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     """The responsibility grid: every area for every candidate in play, gaps marked."""
     access = evaluation_selectors.project_access(request.user, slug)
-    summaries = selectors.comparison_for_project(access.project)
+    summaries = selectors.comparison_overview(access.project, list_limit=0)
     rows = [
         (value, label, [(s.candidate, s.responsibilities.get(value)) for s in summaries])
         for value, label in ResponsibilityArea.choices

@@ -34,6 +34,16 @@
     var next = target && target.querySelector("a[data-cell]");
     if (next) { event.preventDefault(); next.focus(); }
   });
+  // A cell opens in the panel beside the grid: one listener for every cell, so that the cells
+  // need no attributes of their own (a page holds thousands). Without script, or with a
+  // modifier key, the link opens the cell's own page.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("#matrix a[data-cell]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) { return; }
+    if (!window.htmx) { return; }
+    event.preventDefault();
+    window.htmx.ajax("GET", link.href, { target: "#cell-panel", swap: "innerHTML" });
+  });
   document.body.addEventListener("htmx:afterSwap", function (event) {
     if (event.detail.target && event.detail.target.id === "cell-panel") {
       var heading = document.getElementById("panel-h");
