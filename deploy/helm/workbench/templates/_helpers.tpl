@@ -222,8 +222,19 @@ gunicorn's control socket and fontconfig's cache go there.
 {{- end }}
 {{- end }}
 
-{{/* The pod-level settings every workbench pod shares. */}}
+{{/*
+The pod-level settings every workbench pod shares: the root context, or
+(dict "root" $ "pod" VALUES) where VALUES' nodeSelector, tolerations and affinity, when not
+empty, replace the chart-wide ones (a worker's own scheduling).
+*/}}
 {{- define "workbench.podSpecCommon" -}}
+{{- $pod := dict }}
+{{- $root := . }}
+{{- if hasKey . "root" }}
+{{- $pod = .pod }}
+{{- $root = .root }}
+{{- end }}
+{{- with $root }}
 {{- with .Values.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
@@ -237,17 +248,18 @@ priorityClassName: {{ . }}
 {{- end }}
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
-{{- with .Values.nodeSelector }}
+{{- with $pod.nodeSelector | default .Values.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.tolerations }}
+{{- with $pod.tolerations | default .Values.tolerations }}
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.affinity }}
+{{- with $pod.affinity | default .Values.affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -294,4 +306,255 @@ checksum/signing: {{ include "workbench.signingData" . | sha256sum }}
 {{- with .Values.podAnnotations }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/*
+The queues the workbench routes tasks to, as settings.CELERY_TASK_QUEUES declares them: the
+default queue (CELERY_TASK_DEFAULT_QUEUE, "default" unless config.extra renames it), "reports"
+(reports.tasks.*) and "probes" (poc.tasks.*). tests/deploy holds this list to the settings.
+*/}}
+{{- define "workbench.taskQueues" -}}
+{{- list (get .Values.config.extra "CELERY_TASK_DEFAULT_QUEUE" | default "default" | toString) "reports" "probes" | uniq | toJson }}
+{{- end }}
+
+{{/*
+The Celery workers, as a JSON list: each entry of `workers` laid over `worker` (the settings
+they share; autoscaling key by key, any other key as a whole), with its Deployment's name and
+its selector labels added. Legacy (chart 0.1): `worker.queues` given makes one worker,
+RELEASE-workbench-worker, with the old selector, and `workers` is ignored.
+Rendering stops on a queue no worker consumes, a queue the workbench does not route to, a
+queue two workers consume (unless allowSharedQueues), or two workers of one name.
+*/}}
+{{- define "workbench.workers" -}}
+{{- $root := . }}
+{{- $fullname := include "workbench.fullname" . }}
+{{- $base := omit .Values.worker "queues" }}
+{{- $entries := .Values.workers }}
+{{- if .Values.worker.queues }}
+{{- $entries = list (dict "name" "" "queues" .Values.worker.queues) }}
+{{- end }}
+{{- $known := include "workbench.taskQueues" . | fromJsonArray }}
+{{- $workers := list }}
+{{- $names := list }}
+{{- $consumed := dict }}
+{{- range $index, $entry := $entries }}
+{{- $w := deepCopy $base }}
+{{- range $key, $value := $entry }}
+{{- if and (eq $key "autoscaling") (kindIs "map" $value) }}
+{{- $scaling := deepCopy ($base.autoscaling | default dict) }}
+{{- range $k, $v := $value }}
+{{- $_ := set $scaling $k $v }}
+{{- end }}
+{{- $_ := set $w "autoscaling" $scaling }}
+{{- else }}
+{{- $_ := set $w $key $value }}
+{{- end }}
+{{- end }}
+{{- $name := $w.name | toString }}
+{{- if has $name $names }}
+{{- fail (printf "workers: two workers are named %q" $name) }}
+{{- end }}
+{{- $names = append $names $name }}
+{{- range $queue := $w.queues }}
+{{- if not (has $queue $known) }}
+{{- fail (printf "workers[%d] (%s) consumes the queue %q, which the workbench routes nothing to (its queues: %s)" $index $name $queue (join ", " $known)) }}
+{{- end }}
+{{- if and (hasKey $consumed $queue) (not $root.Values.allowSharedQueues) }}
+{{- fail (printf "the queue %q is consumed by two workers (%s and %s): give each queue to one worker, or set allowSharedQueues" $queue (get $consumed $queue) $name) }}
+{{- end }}
+{{- $_ := set $consumed $queue $name }}
+{{- end }}
+{{- $labels := dict }}
+{{- if $name }}
+{{- $_ := set $w "deploymentName" (printf "%s-worker-%s" $fullname $name) }}
+{{- $_ := set $labels "workbench/worker" $name }}
+{{- else }}
+{{- $_ := set $w "deploymentName" (printf "%s-worker" $fullname) }}
+{{- end }}
+{{- $_ := set $w "workerLabels" $labels }}
+{{- $workers = append $workers $w }}
+{{- end }}
+{{- range $queue := $known }}
+{{- if not (hasKey $consumed $queue) }}
+{{- fail (printf "the queue %q is consumed by no worker: add it to the queues of an entry of workers" $queue) }}
+{{- end }}
+{{- end }}
+{{- toJson $workers }}
+{{- end }}
+
+{{/* The selector labels of one worker's pods: (dict "root" $ "worker" WORKER). */}}
+{{- define "workbench.workerSelectorLabels" -}}
+{{ include "workbench.componentSelectorLabels" (dict "root" .root "component" "worker") }}
+{{- range $key, $value := .worker.workerLabels }}
+{{ $key }}: {{ $value | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The labels of one worker's objects: (dict "root" $ "worker" WORKER). */}}
+{{- define "workbench.workerLabels" -}}
+{{ include "workbench.componentLabels" (dict "root" .root "component" "worker") }}
+{{- range $key, $value := .worker.workerLabels }}
+{{ $key }}: {{ $value | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The port of a URL, or the default: (dict "url" URL "default" PORT). */}}
+{{- define "workbench.urlPort" -}}
+{{- $host := (urlParse .url).host }}
+{{- if regexMatch ":[0-9]+$" $host }}
+{{- regexFind "[0-9]+$" $host }}
+{{- else }}
+{{- .default }}
+{{- end }}
+{{- end }}
+
+{{/*
+One egress rule of a NetworkPolicy, as YAML: (dict "to" ENDPOINT "ports" PORTS "protocols" LIST).
+ENDPOINT holds cidrs, namespaceSelector and podSelector; with none of them the ports are open
+to any address, else only to those CIDRs and to the pods the two selectors match together.
+*/}}
+{{- define "workbench.egressRule" -}}
+{{- $ports := list }}
+{{- range $port := .ports }}
+{{- range $protocol := $.protocols }}
+{{- $ports = append $ports (dict "port" (int $port) "protocol" $protocol) }}
+{{- end }}
+{{- end }}
+{{- $rule := dict "ports" $ports }}
+{{- $peers := list }}
+{{- range .to.cidrs }}
+{{- $peers = append $peers (dict "ipBlock" (dict "cidr" .)) }}
+{{- end }}
+{{- if or .to.namespaceSelector .to.podSelector }}
+{{- $peer := dict }}
+{{- with .to.namespaceSelector }}
+{{- $_ := set $peer "namespaceSelector" . }}
+{{- end }}
+{{- with .to.podSelector }}
+{{- $_ := set $peer "podSelector" . }}
+{{- end }}
+{{- $peers = append $peers $peer }}
+{{- end }}
+{{- if $peers }}
+{{- $_ := set $rule "to" $peers }}
+{{- end }}
+{{- toYaml $rule }}
+{{- end }}
+
+{{/* The ports of PostgreSQL: networkPolicy.postgresql.ports, else DATABASE_URL's, else 5432. */}}
+{{- define "workbench.postgresqlPorts" -}}
+{{- $ports := .Values.networkPolicy.postgresql.ports }}
+{{- if not $ports }}
+{{- $ports = list 5432 }}
+{{- if and (not .Values.secrets.existingSecret) .Values.secrets.DATABASE_URL }}
+{{- $ports = list (include "workbench.urlPort" (dict "url" .Values.secrets.DATABASE_URL "default" 5432) | atoi) }}
+{{- end }}
+{{- end }}
+{{- toJson $ports }}
+{{- end }}
+
+{{/* The ports of Redis: networkPolicy.redis.ports, else REDIS_URL's and CELERY_BROKER_URL's, else 6379. */}}
+{{- define "workbench.redisPorts" -}}
+{{- $ports := .Values.networkPolicy.redis.ports }}
+{{- if not $ports }}
+{{- $ports = list 6379 }}
+{{- if not .Values.secrets.existingSecret }}
+{{- $found := list }}
+{{- range $url := list .Values.secrets.REDIS_URL .Values.secrets.CELERY_BROKER_URL }}
+{{- if $url }}
+{{- $found = append $found (include "workbench.urlPort" (dict "url" $url "default" 6379) | atoi) }}
+{{- end }}
+{{- end }}
+{{- if $found }}
+{{- $ports = $found | uniq }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toJson $ports }}
+{{- end }}
+
+{{/* The ports of the object store: networkPolicy.objectStorage.ports, else the endpoint URL's, else 443. */}}
+{{- define "workbench.objectStoragePorts" -}}
+{{- $ports := .Values.networkPolicy.objectStorage.ports }}
+{{- if not $ports }}
+{{- $ports = list 443 }}
+{{- with .Values.config.evidence.s3EndpointUrl }}
+{{- $default := ternary 80 443 (hasPrefix "http://" .) }}
+{{- $ports = list (include "workbench.urlPort" (dict "url" . "default" $default) | atoi) }}
+{{- end }}
+{{- end }}
+{{- toJson $ports }}
+{{- end }}
+
+{{/*
+The networks cluster probes reach, as CIDRs: networkPolicy.probes.egressCIDRs, else the
+addresses and CIDRs of config.probeAllowedNetworks (PROBE_ALLOWED_NETWORKS; a bare address
+becomes a /32 or /128, a host name is left out: a NetworkPolicy holds no names).
+*/}}
+{{- define "workbench.probeCidrs" -}}
+{{- $cidrs := list }}
+{{- range $entry := .Values.networkPolicy.probes.egressCIDRs | default .Values.config.probeAllowedNetworks }}
+{{- $entry = trim $entry }}
+{{- if regexMatch "^[0-9]{1,3}(\\.[0-9]{1,3}){3}(/[0-9]{1,2})?$" $entry }}
+{{- $cidrs = append $cidrs (ternary $entry (printf "%s/32" $entry) (contains "/" $entry)) }}
+{{- else if regexMatch "^[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(/[0-9]{1,3})?$" $entry }}
+{{- $cidrs = append $cidrs (ternary $entry (printf "%s/128" $entry) (contains "/" $entry)) }}
+{{- end }}
+{{- end }}
+{{- toJson ($cidrs | uniq) }}
+{{- end }}
+
+{{/* The host names of PROBE_ALLOWED_NETWORKS a NetworkPolicy cannot hold (for NOTES.txt). */}}
+{{- define "workbench.probeNames" -}}
+{{- $names := list }}
+{{- if not .Values.networkPolicy.probes.egressCIDRs }}
+{{- range $entry := .Values.config.probeAllowedNetworks }}
+{{- if not (regexMatch "^([0-9]{1,3}(\\.[0-9]{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)(/[0-9]{1,3})?$" (trim $entry)) }}
+{{- $names = append $names $entry }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- join ", " $names }}
+{{- end }}
+
+{{/*
+The egress rule to the clusters' networks, as YAML (empty without a CIDR): the probe ports to
+each CIDR, link-local addresses (cloud metadata) excepted from an all-addresses block as the
+probes' network guard refuses them whatever PROBE_ALLOWED_NETWORKS says.
+*/}}
+{{- define "workbench.probesEgressRule" -}}
+{{- $cidrs := include "workbench.probeCidrs" . | fromJsonArray }}
+{{- if $cidrs }}
+{{- $peers := list }}
+{{- range $cidr := $cidrs }}
+{{- $block := dict "cidr" $cidr }}
+{{- if eq $cidr "0.0.0.0/0" }}
+{{- $_ := set $block "except" (list "169.254.0.0/16") }}
+{{- else if eq $cidr "::/0" }}
+{{- $_ := set $block "except" (list "fe80::/10") }}
+{{- end }}
+{{- $peers = append $peers (dict "ipBlock" $block) }}
+{{- end }}
+{{- $ports := list }}
+{{- range $port := .Values.networkPolicy.probes.ports }}
+{{- $ports = append $ports (dict "port" (int $port) "protocol" "TCP") }}
+{{- end }}
+{{- toYaml (dict "to" $peers "ports" $ports) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The egress rules every workbench pod gets, as a YAML list: DNS, PostgreSQL, Redis and
+networkPolicy.extraEgress.
+*/}}
+{{- define "workbench.commonEgress" -}}
+{{- $np := .Values.networkPolicy }}
+{{- $rules := list }}
+{{- $rules = append $rules (include "workbench.egressRule" (dict "to" $np.dns "ports" $np.dns.ports "protocols" (list "UDP" "TCP")) | fromYaml) }}
+{{- $rules = append $rules (include "workbench.egressRule" (dict "to" $np.postgresql "ports" (include "workbench.postgresqlPorts" . | fromJsonArray) "protocols" (list "TCP")) | fromYaml) }}
+{{- $rules = append $rules (include "workbench.egressRule" (dict "to" $np.redis "ports" (include "workbench.redisPorts" . | fromJsonArray) "protocols" (list "TCP")) | fromYaml) }}
+{{- range $np.extraEgress }}
+{{- $rules = append $rules . }}
+{{- end }}
+{{- toYaml $rules }}
 {{- end }}
