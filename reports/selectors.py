@@ -22,8 +22,8 @@ from evaluations.models import (
     Tier,
 )
 from evaluations.selectors import ProjectAccess, readiness_for_project
-from poc.models import Evidence, ProbeRun, Result
-from poc.selectors import EVIDENCE_STATUSES, comparison_for_project
+from poc.models import Evidence, Outcome, ProbeRun, Result
+from poc.selectors import EVIDENCE_STATUSES, comparison_overview
 from reports.diff import Changes, snapshot_changes
 from reports.models import (
     OPEN_STATUSES,
@@ -422,8 +422,9 @@ class Progress:
 
 def evaluation_progress(project: Project) -> Progress:
     readiness = readiness_for_project(project)
-    summaries = comparison_for_project(project)
-    uncovered = sum(len(s.not_covered) for s in summaries)
+    # Counts only (summed in the database): the card must stay quick on a large project.
+    summaries = comparison_overview(project, list_limit=0)
+    uncovered = sum(s.counts[Outcome.NOT_COVERED] for s in summaries)
     cells = sum(sum(s.counts.values()) for s in summaries)
     gaps = sum(len(s.responsibility_gaps) for s in summaries)
     sealed = (
