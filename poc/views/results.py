@@ -431,11 +431,11 @@ def token_revoke(request: AuthedHttpRequest, slug: str, token_id: int) -> HttpRe
 
 
 @login_required
-def run_detail(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpResponse:
+def run_detail(request: AuthedHttpRequest, slug: str, ci_run_id: int) -> HttpResponse:
     """One CI run: each post with the cells it made new, regressed, recovered or changed, and
     the testcases that named no action."""
     access = evaluation_selectors.project_access(request.user, slug)
-    run, posts = selectors.run_drilldown(access.project, run_id)
+    run, posts = selectors.run_drilldown(access.project, ci_run_id)
     return render(
         request,
         "poc/run_detail.html",

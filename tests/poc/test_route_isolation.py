@@ -17,6 +17,7 @@ from poc.models import (
     ProbeRun,
     Responsibility,
     Result,
+    Run,
 )
 from poc.services import clusters as cluster_services
 from poc.services import probes
@@ -63,14 +64,17 @@ def objects(suite: dict[str, Any]) -> dict[str, Any]:
         secrets={"ssh_password": "not-used"},
         actor=None,
     )
+    ci_run = Run.objects.create(project=suite["alpha"], external_id="nightly-1")
     return {
         "slug": "alpha",
         "cluster_id": cluster.pk,
+        "ci_run_id": ci_run.pk,
         "candidate_slug": "volcano",
         "action_id": suite["actions"][0].pk,
         "result_id": result.pk,
         "evidence_id": evidence.pk,
         "area": "support_sla",
+        "outcome": "failed",
         "token_id": token.pk,
         "run_id": probe.pk,
         "output_id": probe.outputs.first().pk,
