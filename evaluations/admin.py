@@ -1,6 +1,21 @@
-from django.contrib import admin
+from typing import Any
 
-from evaluations.models import Candidate, Membership, Project, ProjectEvent, Solution
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from evaluations import services
+from evaluations.models import (
+    Candidate,
+    Membership,
+    Project,
+    ProjectEvent,
+    Solution,
+    SsoIdentity,
+)
 from workbench.admin import ReadOnlyAdmin, ReadOnlyInline
 
 
@@ -50,3 +65,52 @@ class ProjectEventAdmin(ReadOnlyAdmin):
         "hash",
     ]
     # The history is a hash chain (evaluations.audit): only the services append to it.
+
+
+class SsoIdentityInline(ReadOnlyInline):
+    model = SsoIdentity
+    fields = readonly_fields = ("provider", "issuer", "subject", "groups", "last_login_at")
+
+
+@admin.register(SsoIdentity)
+class SsoIdentityAdmin(ReadOnlyAdmin):
+    list_display = ["user", "provider", "subject", "last_login_at"]
+    list_filter = ["provider"]
+    list_select_related = ["user"]
+    search_fields = ["subject", "user__username"]
+
+
+class WorkbenchUserAdmin(UserAdmin):
+    """Django's user admin, except that deactivating an account goes through the service that
+    also ends its sessions and revokes its API tokens."""
+
+    inlines = [SsoIdentityInline]
+    actions = ["deactivate"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        deactivating = change and "is_active" in form.changed_data and not obj.is_active
+        if deactivating:
+            obj.is_active = True  # the service turns it off, with what must go with it
+        super().save_model(request, obj, form, change)
+        if deactivating:
+            self._deactivate(request, obj)
+
+    @admin.action(description=_("Deactivate (end sessions, revoke API tokens)"))
+    def deactivate(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
+        for user in queryset:
+            self._deactivate(request, user)
+
+    def _deactivate(self, request: HttpRequest, user: User) -> None:
+        actor = request.user if isinstance(request.user, User) else None
+        withdrawn = services.user_deactivate(
+            user=user, actor=actor, reason="deactivated in the admin"
+        )
+        self.message_user(
+            request,
+            _("%(user)s is inactive. Sessions ended: %(sessions)d; API tokens revoked: %(tokens)d.")
+            % {"user": user, "sessions": withdrawn.sessions, "tokens": withdrawn.tokens},
+        )
+
+
+admin.site.unregister(User)
+admin.site.register(User, WorkbenchUserAdmin)

@@ -1,7 +1,21 @@
 from django.apps import AppConfig
+from django.conf import settings
+from django.core import checks
 from django.utils.translation import gettext_lazy as _
 
 
 class EvaluationsConfig(AppConfig):
     name = "evaluations"
     verbose_name = _("Evaluations")
+
+    def ready(self) -> None:
+        from evaluations import signals  # noqa: F401 - deactivation ends sessions and tokens
+        from evaluations.sso.checks import ldap_bind_check, oidc_issuer_check
+        from workbench.readiness import TAG as READINESS
+
+        # Only what is configured is checked (and listed on /readyz/): a check of single
+        # sign-on asks the provider or the directory over the network.
+        if settings.OIDC_ISSUER:
+            checks.register(oidc_issuer_check, READINESS, "oidc")
+        if settings.LDAP_SERVER_URI:
+            checks.register(ldap_bind_check, READINESS, "ldap")

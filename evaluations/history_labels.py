@@ -16,6 +16,7 @@ VERB_LABELS = {
     "project.review_freeze": _("froze or unfroze for sign-off"),
     "membership.set": _("gave a team role"),
     "membership.removed": _("removed a team role"),
+    "account.deactivated": _("deactivated an account"),
     "candidate.added": _("shortlisted a candidate"),
     "candidate.updated": _("changed a candidate"),
     "candidate.moved": _("moved a candidate to another tier"),

@@ -151,8 +151,17 @@ class Project(models.Model):
         return bool(self.workloads and self.existing_base and self.layer_needed)
 
 
+class MembershipSource(models.TextChoices):
+    MANUAL = "manual", _("Given by a project admin")
+    SSO = "sso", _("Given by single sign-on")
+
+
 class Membership(models.Model):
-    """A person's team role in one project; a person may hold several roles, one row each."""
+    """A person's team role in one project; a person may hold several roles, one row each.
+
+    `source` says who keeps the row: a project admin (manual), or single sign-on, which grants
+    it from the person's groups at each login and takes it away when no group gives it any
+    more. Single sign-on never touches a manual row."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
@@ -160,6 +169,9 @@ class Membership(models.Model):
     )
     role = models.CharField(_("team role"), max_length=20, choices=TeamRole)
     is_admin = models.BooleanField(_("project admin"), default=False)
+    source = models.CharField(
+        _("given by"), max_length=10, choices=MembershipSource, default=MembershipSource.MANUAL
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -173,6 +185,39 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.get_role_display()} · {self.project}"
+
+
+class SsoProvider(models.TextChoices):
+    LDAP = "ldap", _("LDAP directory")
+    OIDC = "oidc", _("OpenID Connect")
+
+
+class SsoIdentity(models.Model):
+    """Who an account is at an identity provider: an OIDC issuer's subject (`sub`), or an LDAP
+    user name. An OIDC login finds its account through this row only, never by e-mail address
+    or user name, so a provider's user cannot take over a local account of the same name."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identities"
+    )
+    provider = models.CharField(_("provider"), max_length=10, choices=SsoProvider)
+    issuer = models.CharField(_("issuer"), max_length=500, blank=True)
+    subject = models.CharField(_("subject"), max_length=255)
+    groups = models.JSONField(_("groups at the last login"), default=list, blank=True)
+    last_login_at = models.DateTimeField(_("last login"), default=timezone.now)
+
+    class Meta:
+        ordering = ["provider", "subject"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "issuer", "subject"], name="sso_identity_unique_subject"
+            )
+        ]
+        verbose_name = _("single sign-on identity")
+        verbose_name_plural = _("single sign-on identities")
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.subject} → {self.user}"
 
 
 class LocalizedTextMixin:

@@ -101,9 +101,14 @@ SECURE_CSP = {
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one user from one
 # address, that pair is locked out for AXES_COOLOFF_MINUTES; staff unlock it in the admin
 # (Access attempts: delete the row) or with `manage.py axes_reset_username USER`.
+#
+# Every backend is listed whatever is configured; each one that is not configured declines (the
+# password form asks local accounts, then the LDAP directory; OIDC answers only its callback).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "evaluations.sso.local.LocalAccountsBackend",
+    "evaluations.sso.ldap.DirectoryBackend",
+    "evaluations.sso.oidc.OidcBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15, minimum=1))
@@ -111,6 +116,134 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# Axes counts wrong passwords (local accounts and LDAP alike); an OIDC callback carries no user
+# name or password, and the identity provider throttles its own sign-in page.
+AXES_WHITELIST_CALLABLE = "evaluations.sso.local.axes_exempt"
+
+# Single sign-on (evaluations/sso/): OpenID Connect and LDAP beside local accounts, each off
+# until configured. SSO_GROUP_ROLES maps a directory or IdP group to team roles in projects,
+# applied at each SSO login. README.md "Single sign-on" describes every variable.
+LOCAL_ACCOUNTS = env_bool("LOCAL_ACCOUNTS", default=True)
+# What else a deactivated account loses at once, beside its sessions: each hook is called with
+# (user=, actor=, reason=) and returns how many it revoked (evaluations.services.accounts).
+ACCOUNT_DEACTIVATION_HOOKS = ["poc.services.tokens.api_tokens_revoke_created_by"]
+SSO_TIMEOUT_S = 3  # each request to an identity provider or directory, at start-up and login
+
+OIDC_ISSUER = env_str("OIDC_ISSUER").strip().rstrip("/")
+OIDC_CLIENT_ID = env_str("OIDC_CLIENT_ID").strip()
+OIDC_CLIENT_SECRET = env_str("OIDC_CLIENT_SECRET")
+OIDC_SCOPES = env_str("OIDC_SCOPES", "openid email profile").strip()
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups").strip()
+OIDC_BUTTON_LABEL = env_str("OIDC_BUTTON_LABEL").strip()
+OIDC_SIGN_ALGO = env_str("OIDC_SIGN_ALGO", "RS256").strip()
+# Endpoints found by discovery (OIDC_ISSUER/.well-known/openid-configuration) unless given.
+OIDC_ENDPOINTS = {
+    "authorization_endpoint": env_str("OIDC_AUTHORIZATION_ENDPOINT").strip(),
+    "token_endpoint": env_str("OIDC_TOKEN_ENDPOINT").strip(),
+    "userinfo_endpoint": env_str("OIDC_USERINFO_ENDPOINT").strip(),
+    "jwks_uri": env_str("OIDC_JWKS_URI").strip(),
+}
+if OIDC_ISSUER:
+    if not OIDC_ISSUER.startswith(("https://", "http://")):
+        raise ImproperEnvironment(f"OIDC_ISSUER={OIDC_ISSUER!r} is not an http(s) URL")
+    if PRODUCTION and not OIDC_ISSUER.startswith("https://"):
+        raise ImproperEnvironment("OIDC_ISSUER must be an https:// URL in production")
+    for _name, _value in (
+        ("OIDC_CLIENT_ID", OIDC_CLIENT_ID),
+        ("OIDC_CLIENT_SECRET", OIDC_CLIENT_SECRET),
+    ):
+        if not _value:
+            raise ImproperEnvironment(f"{_name} must be set with OIDC_ISSUER")
+    if "openid" not in OIDC_SCOPES.split():
+        raise ImproperEnvironment(f"OIDC_SCOPES={OIDC_SCOPES!r} must include openid")
+    if OIDC_SIGN_ALGO not in ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512"):
+        raise ImproperEnvironment(
+            f"OIDC_SIGN_ALGO={OIDC_SIGN_ALGO!r} must be one of RS256, RS384, RS512, ES256, "
+            "ES384, ES512"
+        )
+    if not OIDC_GROUPS_CLAIM:
+        raise ImproperEnvironment("OIDC_GROUPS_CLAIM must not be empty")
+# mozilla-django-oidc reads these; the endpoints come from evaluations.sso.oidc at run time.
+OIDC_RP_CLIENT_ID = OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = OIDC_CLIENT_SECRET
+OIDC_RP_SCOPES = OIDC_SCOPES
+OIDC_RP_SIGN_ALGO = OIDC_SIGN_ALGO
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = SSO_TIMEOUT_S
+
+LDAP_SERVER_URI = env_str("LDAP_SERVER_URI").strip()
+LDAP_BIND_DN = env_str("LDAP_BIND_DN").strip()
+LDAP_BIND_PASSWORD = env_str("LDAP_BIND_PASSWORD")
+LDAP_USER_SEARCH_BASE = env_str("LDAP_USER_SEARCH_BASE").strip()
+LDAP_USER_FILTER = env_str("LDAP_USER_FILTER", "(uid=%(user)s)").strip()
+LDAP_USER_DN_TEMPLATE = env_str("LDAP_USER_DN_TEMPLATE").strip()
+LDAP_GROUP_SEARCH_BASE = env_str("LDAP_GROUP_SEARCH_BASE").strip()
+LDAP_GROUP_TYPE = env_choice("LDAP_GROUP_TYPE", "groupofnames", ("groupofnames", "posixgroup"))
+LDAP_START_TLS = env_bool("LDAP_START_TLS", default=False)
+if LDAP_SERVER_URI:
+    for _uri in LDAP_SERVER_URI.split():
+        if not _uri.startswith(("ldap://", "ldaps://")):
+            raise ImproperEnvironment(
+                f"LDAP_SERVER_URI={LDAP_SERVER_URI!r}: {_uri!r} is not an ldap:// or ldaps:// URI"
+            )
+    if LDAP_BIND_DN and not LDAP_BIND_PASSWORD:
+        raise ImproperEnvironment("LDAP_BIND_PASSWORD must be set with LDAP_BIND_DN")
+    if LDAP_USER_DN_TEMPLATE:
+        if "%(user)s" not in LDAP_USER_DN_TEMPLATE:
+            raise ImproperEnvironment(
+                f"LDAP_USER_DN_TEMPLATE={LDAP_USER_DN_TEMPLATE!r} must contain %(user)s"
+            )
+    elif not LDAP_USER_SEARCH_BASE:
+        raise ImproperEnvironment(
+            "LDAP_USER_SEARCH_BASE (or LDAP_USER_DN_TEMPLATE) must be set with LDAP_SERVER_URI"
+        )
+    elif "%(user)s" not in LDAP_USER_FILTER:
+        raise ImproperEnvironment(f"LDAP_USER_FILTER={LDAP_USER_FILTER!r} must contain %(user)s")
+# django-auth-ldap reads AUTH_LDAP_*: evaluations.sso.ldap builds them from the LDAP_* above.
+
+# SSO_GROUP_ROLES: {"group": [{"project": "slug", "role": "ops", "admin": false}, ...], ...}
+SSO_TEAM_ROLES = ("platform", "ops", "procurement", "business", "architecture", "observer")
+
+
+def _sso_group_roles(raw: str) -> dict[str, list[dict[str, object]]]:
+    import json
+
+    def bad(why: str) -> ImproperEnvironment:
+        return ImproperEnvironment(f"SSO_GROUP_ROLES: {why}")
+
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise bad(f"not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise bad('must be an object: {"group": [{"project": ..., "role": ...}], ...}')
+    mapping: dict[str, list[dict[str, object]]] = {}
+    for group, grants in value.items():
+        if not group.strip():
+            raise bad("a group name is empty")
+        if not isinstance(grants, list):
+            raise bad(f"{group!r} must map to a list of grants")
+        mapping[group] = []
+        for grant in grants:
+            if not isinstance(grant, dict) or set(grant) - {"project", "role", "admin"}:
+                raise bad(f"{group!r}: each grant is {{project, role, admin}}, not {grant!r}")
+            project, role = grant.get("project"), grant.get("role")
+            admin = grant.get("admin", False)
+            if not isinstance(project, str) or not project.strip():
+                raise bad(f"{group!r}: a grant has no project slug")
+            if role not in SSO_TEAM_ROLES:
+                raise bad(f"{group!r}: role {role!r} is not one of {', '.join(SSO_TEAM_ROLES)}")
+            if not isinstance(admin, bool):
+                raise bad(f"{group!r}: admin must be true or false, not {admin!r}")
+            mapping[group].append({"project": project.strip(), "role": role, "admin": admin})
+    return mapping
+
+
+_group_roles_raw = env_str("SSO_GROUP_ROLES").strip()
+SSO_GROUP_ROLES = _sso_group_roles(_group_roles_raw) if _group_roles_raw else {}
+if SSO_GROUP_ROLES and LDAP_SERVER_URI and not LDAP_GROUP_SEARCH_BASE:
+    # Without it every LDAP login would find no group and take the mapped roles away.
+    raise ImproperEnvironment("LDAP_GROUP_SEARCH_BASE must be set with SSO_GROUP_ROLES")
 
 if env_bool("WORKBENCH_QUERY_STATS", default=False):
     MIDDLEWARE.insert(0, "workbench.middleware.QueryStatsMiddleware")

@@ -25,6 +25,7 @@ urlpatterns = [
     path("ci/workbench-ci.py", views.ci_client_download, name="ci_client_download"),
     path("probe/", include("poc.public_urls")),
     path("accounts/login/", include("evaluations.auth_urls")),
+    path("accounts/oidc/", include("evaluations.oidc_urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/preferences/", views.preferences, name="preferences"),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -3,6 +3,12 @@
 Import from here (`from evaluations import services`); the modules split the use cases by topic.
 """
 
+from evaluations.services.accounts import (
+    AccessWithdrawn,
+    user_access_withdraw,
+    user_deactivate,
+    user_deactivated,
+)
 from evaluations.services.catalog import SeedReport, catalog_seed, template_catalog_seed
 from evaluations.services.demo import DEMO_PASSWORD, DEMO_SLUG, demo_seed
 from evaluations.services.freeze import ScopeFrozen, scope_edit_guard
@@ -19,6 +25,12 @@ from evaluations.services.shortlist import (
     candidate_add,
     candidate_remove,
     candidate_update,
+)
+from evaluations.services.sso import (
+    MembershipChanges,
+    oidc_account,
+    sso_login,
+    sso_memberships_apply,
 )
 from evaluations.services.suite import (
     ApplyReport,
@@ -39,6 +51,14 @@ from evaluations.services.suite import (
 )
 
 __all__ = [
+    "AccessWithdrawn",
+    "MembershipChanges",
+    "oidc_account",
+    "sso_login",
+    "sso_memberships_apply",
+    "user_access_withdraw",
+    "user_deactivate",
+    "user_deactivated",
     "ApplyReport",
     "ImportReport",
     "TemplatePlan",

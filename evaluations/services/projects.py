@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from evaluations.models import (
     SIGNING_ROLE_CHOICES,
     Membership,
+    MembershipSource,
     Project,
     TeamRole,
 )
@@ -136,24 +137,37 @@ def membership_set(
     is_admin: bool = False,
     actor: User | None,
 ) -> Membership:
-    """Give a user a team role in a project (idempotent); updates the admin flag."""
+    """Give a user a team role in a project (idempotent); updates the admin flag. A role single
+    sign-on had granted becomes the project admin's to keep (single sign-on leaves it alone
+    from then on)."""
     if role not in TeamRole.values:
         raise ValidationError({"role": _("Unknown team role %(role)s.") % {"role": role}})
     membership, created = Membership.objects.get_or_create(
-        project=project, user=user, role=role, defaults={"is_admin": is_admin}
+        project=project,
+        user=user,
+        role=role,
+        defaults={"is_admin": is_admin, "source": MembershipSource.MANUAL},
     )
-    if not created and membership.is_admin != is_admin:
-        membership.is_admin = is_admin
-        membership.save(update_fields=["is_admin"])
-    elif not created:
-        return membership
+    after: dict[str, object] = {"role": role, "is_admin": is_admin}
+    if not created:
+        changed = [
+            name
+            for name, value in (("is_admin", is_admin), ("source", MembershipSource.MANUAL))
+            if getattr(membership, name) != value
+        ]
+        if not changed:
+            return membership
+        if "source" in changed:
+            after["source"] = MembershipSource.MANUAL.value
+        membership.is_admin, membership.source = is_admin, MembershipSource.MANUAL
+        membership.save(update_fields=changed)
     if actor is not None:
         event_record(
             project=project,
             actor=actor,
             verb="membership.set",
             subject=str(user),
-            after={"role": role, "is_admin": is_admin},
+            after=after,
         )
     return membership
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from evaluations.models import Membership, Project
@@ -75,6 +75,21 @@ def api_token_revoke(*, token: ApiToken, actor: User | None, reason: str = "") -
     return token
 
 
+@transaction.atomic
+def api_tokens_revoke_created_by(*, user: User, actor: User | None, reason: str) -> int:
+    """Revoke every live token `user` created, in every project (an account being deactivated);
+    each revocation goes to its project's history. Returns how many were revoked."""
+    live = (
+        ApiToken.objects.select_for_update()
+        .select_related("project")
+        .filter(created_by=user, revoked_at__isnull=True)
+    )
+    tokens = list(live)
+    for token in tokens:
+        api_token_revoke(token=token, actor=actor, reason=reason)
+    return len(tokens)
+
+
 def api_token_find(raw: str) -> ApiToken | None:
     """The live token for a presented secret, or None (unknown, wrong, expired or revoked)."""
     parts = raw.split("_", 2)  # the secret itself may contain "_"
@@ -85,7 +100,10 @@ def api_token_find(raw: str) -> ApiToken | None:
     )
     token = (
         ApiToken.objects.select_related("project")
-        .annotate(creator_is_member=Exists(creator_is_member))
+        .annotate(
+            creator_is_member=Exists(creator_is_member),
+            creator_is_active=F("created_by__is_active"),
+        )
         .filter(prefix=parts[1])
         .first()
     )
@@ -98,6 +116,11 @@ def api_token_find(raw: str) -> ApiToken | None:
     if token.created_by_id is not None and not token.creator_is_member:  # type: ignore[attr-defined]
         # The person who made it has left the project: the token goes with them.
         api_token_revoke(token=token, actor=None, reason="its creator left the project")
+        return None
+    if token.created_by_id is not None and not token.creator_is_active:  # type: ignore[attr-defined]
+        # Deactivation revokes at once (evaluations.services.user_deactivate); this catches an
+        # account made inactive some other way.
+        api_token_revoke(token=token, actor=None, reason="its creator was deactivated")
         return None
     return token
 
