@@ -16,6 +16,7 @@ from evaluations.models import (
     Phase,
     Scenario,
     Solution,
+    SolutionKind,
     SupplierNeed,
     TeamRole,
     Tier,
@@ -262,3 +263,70 @@ class SuiteImportForm(forms.Form):
         except UnicodeDecodeError:
             raise forms.ValidationError(_("The file is not UTF-8 text.")) from None
         return upload
+
+
+class TeamSolutionForm(forms.Form):
+    """A team's own catalog entry: every text in English and Chinese (or neither)."""
+
+    kind = forms.ChoiceField(label=_("Kind"), choices=SolutionKind.choices)
+    route = forms.ModelChoiceField(
+        label=_("Route (for a product)"),
+        queryset=Solution.objects.none(),
+        required=False,
+    )
+    vendor = forms.CharField(label=_("Vendor"), max_length=120, required=False)
+    name_en = forms.CharField(label=_("Name (English)"), max_length=120, required=False)
+    name_zh = forms.CharField(label=_("Name (Chinese)"), max_length=120, required=False)
+    summary_en = forms.CharField(
+        label=_("Summary (English)"), widget=forms.Textarea(attrs={"rows": 2}), required=False
+    )
+    summary_zh = forms.CharField(
+        label=_("Summary (Chinese)"), widget=forms.Textarea(attrs={"rows": 2}), required=False
+    )
+    scale_en = forms.CharField(label=_("Applicable scale (English)"), required=False)
+    scale_zh = forms.CharField(label=_("Applicable scale (Chinese)"), required=False)
+    integration_cost_en = forms.CharField(label=_("Integration cost (English)"), required=False)
+    integration_cost_zh = forms.CharField(label=_("Integration cost (Chinese)"), required=False)
+    operations_owner_en = forms.CharField(
+        label=_("Who carries operations (English)"), required=False
+    )
+    operations_owner_zh = forms.CharField(
+        label=_("Who carries operations (Chinese)"), required=False
+    )
+    not_suitable_when_en = forms.CharField(
+        label=_("Not suitable when (English)"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+    )
+    not_suitable_when_zh = forms.CharField(
+        label=_("Not suitable when (Chinese)"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+    )
+    must_test_en = forms.CharField(
+        label=_("Must test (English, one per line)"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+    )
+    must_test_zh = forms.CharField(
+        label=_("Must test (Chinese, one per line)"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+    )
+
+    def __init__(self, *args: Any, editing: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        route_field = self.fields["route"]
+        assert isinstance(route_field, forms.ModelChoiceField)
+        route_field.queryset = Solution.objects.filter(kind=SolutionKind.ROUTE).order_by(
+            "position", "key"
+        )
+        if editing:  # an entry keeps its kind
+            self.fields["kind"].disabled = True
+
+    def texts(self) -> dict[str, str]:
+        return {
+            name: str(self.cleaned_data.get(name) or "")
+            for name in self.fields
+            if name.endswith(("_en", "_zh"))
+        }

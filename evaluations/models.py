@@ -290,6 +290,19 @@ class Solution(LocalizedTextMixin, models.Model):
     not_suitable_when_zh = models.TextField(blank=True)
     must_test_en = models.TextField(blank=True, help_text=_("One item per line."))
     must_test_zh = models.TextField(blank=True, help_text=_("One item per line."))
+    # Entries a team added (their own control plane, a product the shipped catalog lacks) carry
+    # who added them and keys starting TEAM_KEY_PREFIX; the shipped ones come from catalog/
+    # through seed_catalog, which never touches a team's entry.
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    added_at = models.DateTimeField(null=True, blank=True)
+
+    TEAM_KEY_PREFIX = "team-"
 
     class Meta:
         ordering = ["kind", "position", "key"]
@@ -302,6 +315,10 @@ class Solution(LocalizedTextMixin, models.Model):
     @property
     def name(self) -> str:
         return self.localized("name")
+
+    @property
+    def is_team_entry(self) -> bool:
+        return self.key.startswith(self.TEAM_KEY_PREFIX)
 
     def must_test_items(self) -> list[str]:
         return [line.strip() for line in self.localized("must_test").splitlines() if line.strip()]

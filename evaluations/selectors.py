@@ -149,9 +149,14 @@ def candidate_for_project(project: Project, slug: str) -> Candidate:
 
 def catalog_routes() -> list[Solution]:
     """Routes with their products, in catalog order."""
-    products = Solution.objects.filter(kind=SolutionKind.PRODUCT).order_by("position", "key")
+    products = (
+        Solution.objects.filter(kind=SolutionKind.PRODUCT)
+        .select_related("added_by")
+        .order_by("position", "key")
+    )
     return list(
         Solution.objects.filter(kind=SolutionKind.ROUTE)
+        .select_related("added_by")
         .prefetch_related(Prefetch("products", queryset=products))
         .order_by("position", "key")
     )

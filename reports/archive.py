@@ -34,6 +34,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core import serializers
+from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.serializers.base import DeserializationError
@@ -52,7 +53,9 @@ from evaluations.models import (
     ProjectEvent,
     Requirement,
     Solution,
+    SolutionKind,
 )
+from evaluations.services.catalog import SOLUTION_TEXTS, TEAM_ENTRY_POSITION
 from poc.models import (
     ApiToken,
     Boundary,
@@ -185,6 +188,7 @@ def export_project(project: Project, target: Any) -> dict[str, int]:
     solutions = dict(
         Solution.objects.filter(candidacies__project=project).values_list("pk", "key").distinct()
     )
+    team_solutions = _team_solutions(solutions)
     stored: dict[str, dict[str, Any]] = {}
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as out:
         for name in sorted(files):
@@ -203,6 +207,7 @@ def export_project(project: Project, target: Any) -> dict[str, int]:
             "counts": counts,
             "users": users,
             "solutions": {str(pk): key for pk, key in solutions.items()},
+            "team_solutions": team_solutions,
             "left_out": LEFT_OUT,
             "files": stored,
         }
@@ -277,6 +282,67 @@ def _users(manifest: dict[str, Any], report: ImportReport) -> dict[int, int]:
     return mapping
 
 
+# What a team's catalog entry is made of: it travels with the archive, since the catalog
+# elsewhere has only the shipped entries (seed_catalog).
+TEAM_SOLUTION_FIELDS = (
+    "key",
+    "kind",
+    "vendor",
+    *(f"{name}_{language}" for name in SOLUTION_TEXTS for language in ("en", "zh")),
+)
+
+
+def _team_solutions(solutions: dict[int, str]) -> list[dict[str, Any]]:
+    """The teams' own entries among the project's candidates, with their routes (routes
+    first, so that an import can create them in order)."""
+    chosen = Solution.objects.filter(pk__in=solutions).select_related("route")
+    team = {s.key: s for s in chosen if s.is_team_entry}
+    for product in list(team.values()):
+        if product.route is not None and product.route.is_team_entry:
+            team[product.route.key] = product.route
+    ordered = sorted(team.values(), key=lambda s: (s.kind != SolutionKind.ROUTE, s.key))
+    return [
+        {
+            **{name: getattr(s, name) for name in TEAM_SOLUTION_FIELDS},
+            "route": s.route.key if s.route is not None else None,
+        }
+        for s in ordered
+    ]
+
+
+def _restore_team_solutions(manifest: dict[str, Any]) -> None:
+    """Create the archive's team entries this catalog lacks (an entry with the same key here
+    is kept as it is)."""
+    entries = manifest.get("team_solutions") or []
+    if not isinstance(entries, list):
+        raise ArchiveError("manifest.json: team_solutions is malformed")
+    for entry in entries:
+        if not isinstance(entry, dict) or not str(entry.get("key", "")).startswith(
+            Solution.TEAM_KEY_PREFIX
+        ):
+            raise ArchiveError("manifest.json: a team entry without a team key")
+        if Solution.objects.filter(key=entry["key"]).exists():
+            continue
+        route = None
+        if entry.get("route"):
+            route = Solution.objects.filter(key=entry["route"]).first()
+            if route is None:
+                raise ArchiveError(
+                    f"team entry {entry['key']!r} names the route {entry['route']!r}, "
+                    "which is neither here nor in the archive"
+                )
+        solution = Solution(
+            **{name: str(entry.get(name) or "") for name in TEAM_SOLUTION_FIELDS},
+            route=route,
+            position=TEAM_ENTRY_POSITION,
+        )
+        try:
+            solution.full_clean()
+        except ValidationError as exc:
+            raise ArchiveError(f"team entry {entry['key']!r}: {exc.messages[0]}") from None
+        solution.save()
+
+
 def _solutions(manifest: dict[str, Any]) -> dict[int, int]:
     mapping: dict[int, int] = {}
     keys = {int(pk): str(key) for pk, key in manifest["solutions"].items()}
@@ -327,6 +393,7 @@ def _import_rows(
     project: Project | None = None
     report = ImportReport(project=Project(), counts=counts)
     users = _users(manifest, report)
+    _restore_team_solutions(manifest)
     solutions = _solutions(manifest)
     files: dict[str, str] = {}
     try:

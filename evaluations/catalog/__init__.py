@@ -56,6 +56,8 @@ def load_solutions(path: Path | None = None) -> list[dict[str, Any]]:
         where = f"{where} ({entry['key']})"
         if entry["key"] in keys:
             raise CatalogError(f"{where}: duplicate key")
+        if str(entry["key"]).startswith("team-"):
+            raise CatalogError(f"{where}: keys starting 'team-' are for the teams' own entries")
         keys.add(entry["key"])
         if entry.get("kind") not in ("route", "product"):
             raise CatalogError(f"{where}: kind must be route or product")

@@ -9,7 +9,13 @@ from evaluations.services.accounts import (
     user_deactivate,
     user_deactivated,
 )
-from evaluations.services.catalog import SeedReport, catalog_seed, template_catalog_seed
+from evaluations.services.catalog import (
+    SeedReport,
+    catalog_seed,
+    team_solution_add,
+    team_solution_update,
+    template_catalog_seed,
+)
 from evaluations.services.demo import DEMO_PASSWORD, DEMO_SLUG, demo_seed
 from evaluations.services.freeze import ScopeFrozen, scope_edit_guard
 from evaluations.services.history import event_record
@@ -83,6 +89,8 @@ __all__ = [
     "candidate_remove",
     "candidate_update",
     "catalog_seed",
+    "team_solution_add",
+    "team_solution_update",
     "demo_seed",
     "event_record",
     "membership_remove",

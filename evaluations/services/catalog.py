@@ -1,17 +1,27 @@
-"""Loading the bundled catalog into the database."""
+"""Loading the bundled catalog into the database, and the teams' own catalog entries."""
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from evaluations.models import (
     Solution,
+    SolutionKind,
     TemplateAction,
     TemplateRequirement,
     TemplateSet,
 )
+from workbench.text import first_free
 from workbench.typing import JSON, JSONObject
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -181,3 +191,84 @@ def template_catalog_seed(*, sets: Iterable[JSONObject]) -> SeedReport:
     TemplateRequirement.objects.exclude(key__in=seen["requirement"]).delete()
     TemplateSet.objects.exclude(key__in=seen["set"]).delete()
     return SeedReport(**counts)
+
+
+# The texts of a catalog entry, each kept in English and Chinese.
+SOLUTION_TEXTS = (
+    "name",
+    "summary",
+    "scale",
+    "integration_cost",
+    "operations_owner",
+    "not_suitable_when",
+    "must_test",
+)
+TEAM_ENTRY_POSITION = 10_000  # after the shipped entries
+
+
+def _team_entry_values(
+    *, kind: str, route: Solution | None, vendor: str, texts: dict[str, str]
+) -> dict[str, object]:
+    problems: dict[str, str] = {}
+    if kind not in SolutionKind.values:
+        problems["kind"] = _("Choose a route or a product.")
+    if kind == SolutionKind.PRODUCT and route is None:
+        problems["route"] = _("A product belongs to a route: choose one.")
+    if kind == SolutionKind.ROUTE and route is not None:
+        problems["route"] = _("A route belongs to no other route.")
+    if route is not None and route.kind != SolutionKind.ROUTE:
+        problems["route"] = _("Choose a route.")
+    values: dict[str, object] = {"kind": kind, "route": route, "vendor": vendor.strip()}
+    for name in SOLUTION_TEXTS:
+        english = texts.get(f"{name}_en", "").strip()
+        chinese = texts.get(f"{name}_zh", "").strip()
+        # Both languages or neither: every reader sees the entry in their own.
+        if bool(english) != bool(chinese) or (name == "name" and not english):
+            missing = f"{name}_zh" if english else f"{name}_en"
+            problems[missing] = _("Give this text in both English and Chinese.")
+        values[f"{name}_en"], values[f"{name}_zh"] = english, chinese
+    if problems:
+        raise ValidationError(problems)
+    return values
+
+
+@transaction.atomic
+def team_solution_add(
+    *, kind: str, route: Solution | None, vendor: str, texts: dict[str, str], actor: User
+) -> Solution:
+    """A team's own catalog entry (a route, or a product on a route), in both languages. Its
+    key is `team-` and its English name, made unique."""
+    values = _team_entry_values(kind=kind, route=route, vendor=vendor, texts=texts)
+    base = Solution.TEAM_KEY_PREFIX + (slugify(str(values["name_en"]))[:50] or "entry")
+    taken = set(Solution.objects.filter(key__startswith=base).values_list("key", flat=True))
+    solution = Solution(
+        key=first_free(base, taken),
+        position=TEAM_ENTRY_POSITION,
+        added_by=actor,
+        added_at=timezone.now(),
+        **values,
+    )
+    solution.full_clean()
+    solution.save()
+    log.info("catalog: %s added %s", actor.get_username(), solution.key)
+    return solution
+
+
+@transaction.atomic
+def team_solution_update(
+    *, solution: Solution, route: Solution | None, vendor: str, texts: dict[str, str], actor: User
+) -> Solution:
+    """Change a team's entry: its author or staff only; the shipped entries change only through
+    the catalog files."""
+    solution = Solution.objects.select_for_update().get(pk=solution.pk)
+    if not solution.is_team_entry:
+        raise PermissionDenied(_("The shipped catalog changes only with the product."))
+    if not (actor.is_staff or solution.added_by_id == actor.pk):
+        raise PermissionDenied(_("Only whoever added this entry, or staff, may change it."))
+    values = _team_entry_values(kind=solution.kind, route=route, vendor=vendor, texts=texts)
+    for name, value in values.items():
+        setattr(solution, name, value)
+    solution.full_clean()
+    solution.save()
+    log.info("catalog: %s changed %s", actor.get_username(), solution.key)
+    return solution

@@ -3,6 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -14,9 +15,10 @@ from evaluations.forms import (
     HistoryFilterForm,
     MemberAddForm,
     ProjectCreateForm,
+    TeamSolutionForm,
 )
 from evaluations.history_labels import verb_label
-from evaluations.models import Membership
+from evaluations.models import Membership, Solution
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
@@ -268,3 +270,63 @@ def project_history(request: AuthedHttpRequest, slug: str) -> HttpResponse:
 @login_required
 def catalog(request: AuthedHttpRequest) -> HttpResponse:
     return render(request, "evaluations/catalog.html", {"routes": selectors.catalog_routes()})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def catalog_add(request: AuthedHttpRequest) -> HttpResponse:
+    """A team adds its own route or product to the catalog, in both languages."""
+    form = TeamSolutionForm(request.POST or None, initial={"kind": request.GET.get("kind")})
+    if request.method == "POST" and form.is_valid():
+        try:
+            solution = services.team_solution_add(
+                kind=form.cleaned_data["kind"],
+                route=form.cleaned_data["route"],
+                vendor=form.cleaned_data["vendor"],
+                texts=form.texts(),
+                actor=request.user,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(request, _("Added to the catalog: it can be shortlisted now."))
+            return redirect(reverse("catalog") + f"#{solution.key}")
+    return render(
+        request,
+        "evaluations/catalog_form.html",
+        {"form": form, "solution": None},
+        status=422 if form.is_bound and form.errors else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def catalog_edit(request: AuthedHttpRequest, key: str) -> HttpResponse:
+    """Change a team's own entry (its author or staff)."""
+    solution = get_object_or_404(Solution, key=key)
+    if not solution.is_team_entry or not (
+        request.user.is_staff or solution.added_by_id == request.user.pk
+    ):
+        raise PermissionDenied
+    initial = {name: getattr(solution, name) for name in TeamSolutionForm.base_fields}
+    form = TeamSolutionForm(request.POST or None, initial=initial, editing=True)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.team_solution_update(
+                solution=solution,
+                route=form.cleaned_data["route"],
+                vendor=form.cleaned_data["vendor"],
+                texts=form.texts(),
+                actor=request.user,
+            )
+        except ValidationError as exc:
+            form_add_service_error(form, exc)
+        else:
+            messages.success(request, _("Catalog entry saved."))
+            return redirect(reverse("catalog") + f"#{solution.key}")
+    return render(
+        request,
+        "evaluations/catalog_form.html",
+        {"form": form, "solution": solution},
+        status=422 if form.is_bound and form.errors else 200,
+    )
