@@ -64,3 +64,20 @@ bench: install
 
 clean-venv:
 	rm -rf $(VENV)
+
+# The README's screenshots, taken by the end-to-end browser test (PostgreSQL, Redis, Chromium as
+# for `make test`): it saves one per step under docs/screenshots/, and only these are kept,
+# reduced to 256 colours.
+SCREENSHOTS_KEEP := 06-matrix-cell-panel 07-comparison-side-by-side 12-responsibilities-zh 15-sheet-sealed
+.PHONY: screenshots
+screenshots: install
+	@E2E_SCREENSHOTS=docs/screenshots \
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/workbench} \
+	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
+	$(VPY) -m pytest -q tests/browser/test_end_to_end.py; status=$$?; \
+	$(VPY) -c 'import sys; from pathlib import Path; from PIL import Image; \
+	keep = set(sys.argv[1:]); \
+	[p.unlink() for p in Path("docs/screenshots").glob("*.png") if p.stem not in keep]; \
+	[Image.open(p).convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE).save(p, optimize=True) \
+	 for p in Path("docs/screenshots").glob("*.png")]' $(SCREENSHOTS_KEEP); \
+	ls -l docs/screenshots; exit $$status
