@@ -19,6 +19,7 @@ from evaluations import selectors as evaluation_selectors
 from evaluations.models import Project
 from poc import selectors, services
 from poc.api.access import api_project, api_projects, request_person, request_token
+from poc.api.authentication import BearerTokenAuthentication, RawBodySessionAuthentication
 from poc.api.idempotency import idempotent
 from poc.api.outputs import CellRefOutput, ChangeCountsOutput
 from poc.models import Outcome, Run, TokenScope
@@ -293,6 +294,7 @@ class JUnitImportApi(APIView):
     """Post a JUnit XML report for one candidate and run."""
 
     parser_classes: list[Any] = []  # the report is read raw from the body, whatever its type
+    authentication_classes = [BearerTokenAuthentication, RawBodySessionAuthentication]
 
     @extend_schema(
         request={"application/xml": {"type": "string", "format": "binary"}},
