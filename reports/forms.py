@@ -97,6 +97,9 @@ class RecommendationForm(forms.Form):
     )
 
     def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object) -> None:
+        # Its own element ids: the sheets page holds the generation form too, whose candidate
+        # boxes would otherwise share ids (and labels) with these.
+        kwargs.setdefault("auto_id", "id_recommendation_%s")
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         field = self.fields["candidates"]
         assert isinstance(field, forms.MultipleChoiceField)

@@ -78,16 +78,19 @@ def matrix_row(context: Any, row: Any) -> SafeString:
         f'<div class="q">{escape(question)}</div></th>'
     ]
     after_freeze, after_freeze_word = _after_freeze_mark(context)
+    evidence_word = escape(_("evidence"))
     for candidate, state in row.cells:
         outcome = state.outcome if state is not None else Outcome.NOT_COVERED
         # Relative to the matrix page (the panel opens through matrix.js's one listener).
         url = f"cell/{candidate.slug}/{action.pk}/"
         extra = spoken = ""
         if state is not None and state.evidence_count:
-            extra = f'<span class="ev" title="evidence">📎{state.evidence_count}</span>'
+            # A mark the shipped fonts draw (an emoji needs an emoji font), and its words.
+            extra = f'<span class="ev" title="{evidence_word}">◈{state.evidence_count}</span>'
+            spoken = f" · {evidence_word} {state.evidence_count}"
         if state is not None and state.after_freeze:
             extra += after_freeze
-            spoken = f" ({after_freeze_word})"
+            spoken += f" ({after_freeze_word})"
         parts.append(
             f'<td id="cell-{candidate.slug}-{action.pk}" class="cell o-{outcome}">'
             f'<a href="{url}" data-cell '

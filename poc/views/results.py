@@ -311,7 +311,12 @@ def responsibility_edit(
         if done:
             if request.htmx:
                 response = HttpResponse(status=204)
-                response["HX-Redirect"] = back
+                if from_grid:
+                    # The grid is the page the editor opened on: load it again to show the
+                    # change (a redirect to the same page plus an anchor would only scroll).
+                    response["HX-Refresh"] = "true"
+                else:
+                    response["HX-Redirect"] = back
                 return response
             return redirect(back)
     context = {
