@@ -45,6 +45,17 @@ class ResultForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=_("Needed when the cell already has a different outcome."),
     )
+    # Evidence in the same step (optional): a file, or a link.
+    evidence_file = forms.FileField(label=_("Evidence file"), required=False, allow_empty_file=True)
+    evidence_url = forms.URLField(
+        label=_("or an evidence link"), required=False, max_length=2000, assume_scheme="https"
+    )
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        if cleaned.get("evidence_file") and cleaned.get("evidence_url"):
+            self.add_error("evidence_url", _("Attach a file or a link, not both."))
+        return cleaned
 
 
 class EvidenceForm(forms.Form):

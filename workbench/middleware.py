@@ -49,6 +49,7 @@ def body_limit(path: str) -> int:
         name = ""
     limits = {
         "poc:evidence_add": settings.EVIDENCE_MAX_BYTES,
+        "poc:cell": settings.EVIDENCE_MAX_BYTES,  # a result with its evidence in one step
         "api_evidence_create": settings.EVIDENCE_MAX_BYTES,
         "reports:verify": settings.SHEET_VERIFY_MAX_BYTES,
         "api_sheet_verify": settings.SHEET_VERIFY_MAX_BYTES,

@@ -18,6 +18,7 @@ from poc.services.results import (
     responsibility_clear,
     responsibility_set,
     result_record,
+    result_record_with_evidence,
     sanitize_filename,
 )
 from poc.services.tokens import api_token_create, api_token_revoke, api_token_touch
@@ -37,6 +38,7 @@ __all__ = [
     "responsibility_clear",
     "responsibility_set",
     "result_record",
+    "result_record_with_evidence",
     "results_ingest",
     "junit_ingest",
     "JUnitImport",

@@ -5,6 +5,7 @@ import mimetypes
 import re
 import unicodedata
 from decimal import Decimal
+from typing import TypedDict, Unpack
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -241,6 +242,49 @@ def evidence_attach_file(*, result: Result, upload: File, actor: User | None) ->
             default_storage.delete(stored_name)
         raise
     return evidence
+
+
+class ResultFields(TypedDict, total=False):
+    """What a person records for a cell (result_record's keywords beside candidate, action and
+    actor)."""
+
+    outcome: str
+    note: str
+    failure_cause: str
+    integration_what: str
+    integration_owner_team: str
+    integration_effort_days: Decimal | None
+    change_reason: str
+
+
+@transaction.atomic
+def result_record_with_evidence(
+    *,
+    candidate: Candidate,
+    action: AcceptanceAction,
+    actor: User | None,
+    evidence_file: File | None = None,
+    evidence_url: str = "",
+    **fields: Unpack[ResultFields],
+) -> Result:
+    """Record a result and attach its evidence (a file, or a link) in one step: both are
+    stored, or neither (a refused file leaves no result either)."""
+    result = result_record(candidate=candidate, action=action, actor=actor, **fields)
+    try:
+        if evidence_file is not None:
+            evidence_attach_file(result=result, upload=evidence_file, actor=actor)
+        elif evidence_url:
+            evidence_attach_link(result=result, url=evidence_url, name="", actor=actor)
+    except ValidationError as exc:
+        # Named after the result form's fields, so that the form shows the reason in place.
+        errors = exc.message_dict if hasattr(exc, "error_dict") else {"file": exc.messages}
+        raise ValidationError(
+            {
+                ("evidence_file" if name == "file" else "evidence_url"): messages
+                for name, messages in errors.items()
+            }
+        ) from None
+    return result
 
 
 def evidence_storage_name(evidence: Evidence) -> str:

@@ -116,14 +116,18 @@ def cell(
     )
     if request.method == "GET":
         return _cell_response(request, _cell_context(access, detail))
-    form = ResultForm(request.POST)
+    form = ResultForm(request.POST, request.FILES)
     if form.is_valid():
+        data = dict(form.cleaned_data)
+        evidence_file, evidence_url = data.pop("evidence_file"), data.pop("evidence_url")
         try:
-            services.result_record(
+            services.result_record_with_evidence(
                 candidate=detail.candidate,
                 action=detail.action,
                 actor=request.user,
-                **form.cleaned_data,
+                evidence_file=evidence_file or None,
+                evidence_url=evidence_url or "",
+                **data,
             )
         except ValidationError as exc:
             form_add_service_error(form, exc)

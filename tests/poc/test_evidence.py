@@ -221,3 +221,61 @@ def test_the_route_limits_follow_the_settings(settings) -> None:
     assert body_limit("/api/v1/results/3/evidence/") == 7 * 1024 * 1024 + FORM_ROOM_BYTES
     assert body_limit("/sheets/verify/") == settings.SHEET_VERIFY_MAX_BYTES + FORM_ROOM_BYTES
     assert body_limit("/no/such/page/") == settings.API_MAX_BODY_BYTES + FORM_ROOM_BYTES
+
+
+def test_a_result_and_its_evidence_are_recorded_in_one_step(suite, login, settings) -> None:
+    """The result form takes a file (or a link) with the outcome: one post stores both, and a
+    refused file stores neither."""
+    from poc.models import Result
+
+    client = login(suite["bob"])
+    quota, job = suite["actions"][0], suite["actions"][1]
+    url = reverse("poc:cell", args=["alpha", "volcano", job.pk])
+    log = SimpleUploadedFile("nccl.log", b"NCCL WARN timeout at step 40\n")
+    saved = client.post(
+        url,
+        {"outcome": "failed", "failure_cause": "NCCL timeout", "evidence_file": log},
+        headers={"HX-Request": "true"},
+    )
+    assert saved.status_code == 200, saved.content[:300]
+    result = Result.objects.get(action=job)
+    evidence = Evidence.objects.get()
+    assert (evidence.result, evidence.name, evidence.kind) == (result, "nccl.log", "file")
+    assert ResultCell.objects.get(action=job).evidence_count == 1
+    assert "nccl.log" in saved.content.decode()
+    # A link instead of a file.
+    client.post(
+        reverse("poc:cell", args=["alpha", "volcano", quota.pk]),
+        {"outcome": "passed", "evidence_url": "https://grafana.example/d/quota"},
+        headers={"HX-Request": "true"},
+    )
+    link = Evidence.objects.get(kind="link")
+    assert link.result.action == quota and link.url == "https://grafana.example/d/quota"
+    # Over the limit: the form says why, and neither the result nor the file is kept.
+    settings.EVIDENCE_MAX_BYTES = 10
+    before = (Result.objects.count(), Evidence.objects.count())
+    files_before = sorted(Path(settings.MEDIA_ROOT).rglob("*"))
+    refused = client.post(
+        url,
+        {
+            "outcome": "passed",
+            "change_reason": "rerun after the fix",
+            "evidence_file": SimpleUploadedFile("big.log", b"x" * 100),
+        },
+        headers={"HX-Request": "true"},
+    )
+    assert refused.status_code == 422
+    assert "the limit is" in refused.content.decode()
+    assert (Result.objects.count(), Evidence.objects.count()) == before
+    assert sorted(Path(settings.MEDIA_ROOT).rglob("*")) == files_before
+    both = client.post(
+        url,
+        {
+            "outcome": "passed",
+            "change_reason": "x",
+            "evidence_file": SimpleUploadedFile("a.log", b"a"),
+            "evidence_url": "https://ci.example/1",
+        },
+        headers={"HX-Request": "true"},
+    )
+    assert both.status_code == 422 and "not both" in both.content.decode()
