@@ -11,6 +11,8 @@ from django.http import Http404
 from django.utils.translation import gettext
 
 from evaluations.audit import Break, Entry, first_break
+from evaluations.claims import Candidate as ClaimCandidate
+from evaluations.claims import Match, rank
 from evaluations.models import (
     REQUIRED_SCENARIOS,
     AcceptanceAction,
@@ -26,6 +28,7 @@ from evaluations.models import (
     Solution,
     SolutionKind,
     TeamRole,
+    TemplateRequirement,
     TemplateSet,
     Tier,
 )
@@ -438,3 +441,44 @@ def demo_accounts() -> list[tuple[str, str]]:
     if get_user_model().objects.filter(username=DEMO_ADMIN, is_superuser=True).exists():
         accounts.append((DEMO_ADMIN, gettext("administrator (admin site, System page)")))
     return accounts
+
+
+# Claims read for suggestions at once (a pasted list beyond this is suggested in part).
+CLAIMS_SUGGESTED = 30
+
+
+@dataclass(frozen=True)
+class ClaimSuggestion:
+    claim: str
+    matches: list[tuple[TemplateRequirement, Match]]
+
+
+def claim_suggestions(text: str) -> list[ClaimSuggestion]:
+    """For each pasted claim (one per line, bullets and numbering removed), the template
+    requirements whose rewrite matches it best, with their set. Two queries whatever the
+    number of claims."""
+    from evaluations.services.suite import CLAIM_BULLET
+
+    claims = [CLAIM_BULLET.sub("", line).strip() for line in text.splitlines()]
+    claims = [c for c in dict.fromkeys(claims) if c][:CLAIMS_SUGGESTED]
+    if not claims:
+        return []
+    library = list(
+        TemplateRequirement.objects.select_related("template_set").prefetch_related("actions")
+    )
+    by_key = {r.key: r for r in library}
+    candidates = [
+        ClaimCandidate(
+            r.key,
+            [
+                r.feature_en,
+                r.feature_zh,
+                *(text for a in r.actions.all() for text in (a.question_en, a.question_zh)),
+            ],
+        )
+        for r in library
+    ]
+    return [
+        ClaimSuggestion(claim, [(by_key[m.key], m) for m in rank(claim, candidates)])
+        for claim in claims
+    ]

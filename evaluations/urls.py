@@ -33,6 +33,11 @@ urlpatterns = [
 urlpatterns += [
     path("<slug:slug>/requirements/", suite.suite, name="suite"),
     path("<slug:slug>/requirements/claims/", suite.claims_paste, name="claims_paste"),
+    path(
+        "<slug:slug>/requirements/claims/suggest/",
+        suite.claims_suggest,
+        name="claims_suggest",
+    ),
     path("<slug:slug>/requirements/import/", suite.suite_import, name="suite_import"),
     path(
         "<slug:slug>/requirements/export.<str:fmt>",

@@ -9,7 +9,7 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors, services, suite_io
 from evaluations.forms import (
@@ -293,6 +293,27 @@ def claims_paste(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         "evaluations/claims.html",
         {"access": access, "project": access.project, "tab": "suite", "form": form},
     )
+
+
+@login_required
+@require_POST
+def claims_suggest(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """The template rewrites that match each pasted claim: as the claims are typed (htmx), or
+    with the "Suggest templates" button. Reads only; nothing is stored."""
+    access = selectors.project_access(request.user, slug)
+    form = ClaimsForm(request.POST)
+    text = str(request.POST.get("text", ""))[:50_000]
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "suite",
+        "form": form,
+        "suggestions": selectors.claim_suggestions(text),
+        "suggested": True,
+    }
+    if request.htmx:
+        return render(request, "evaluations/claims.html#suggestions", context)
+    return render(request, "evaluations/claims.html", context)
 
 
 @login_required
