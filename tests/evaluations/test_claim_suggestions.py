@@ -47,7 +47,10 @@ def test_rare_shared_words_outweigh_common_ones() -> None:
 def test_pasted_claims_get_the_matching_rewrites_and_nothing_is_stored(suite, login) -> None:
     client = login(suite["alice"])
     before = Requirement.objects.count()
-    text = "- Fine-grained GPU sharing with MIG\n2. 支持按团队的 GPU 配额\n* Award-winning colour themes\n"
+    text = (
+        "- Fine-grained GPU sharing with MIG\n2. 支持按团队的 GPU 配额\n"
+        "* Award-winning colour themes\n"
+    )
     suggestions = selectors.claim_suggestions(text)
     assert [s.claim for s in suggestions] == [
         "Fine-grained GPU sharing with MIG",
