@@ -9,7 +9,7 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from evaluations import selectors, services, suite_io
 from evaluations.forms import (
@@ -296,12 +296,13 @@ def claims_paste(request: AuthedHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def claims_suggest(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     """The template rewrites that match each pasted claim: as the claims are typed (htmx), or
-    with the "Suggest templates" button. Reads only; nothing is stored."""
-    access = selectors.project_access(request.user, slug)
-    form = ClaimsForm(request.POST)
+    with the "Suggest templates" button. Nothing is stored; it serves the writers' paste form,
+    so asking takes the right to write (GET shows the empty page)."""
+    access = selectors.project_access(request.user, slug, write=request.method == "POST")
+    form = ClaimsForm(request.POST or None)
     text = str(request.POST.get("text", ""))[:50_000]
     context = {
         "access": access,

@@ -73,3 +73,5 @@ def test_pasted_claims_get_the_matching_rewrites_and_nothing_is_stored(suite, lo
     assert page.status_code == 200 and "<html" in page.content.decode()
     assert Requirement.objects.count() == before
     assert login(suite["charlie"]).post(url, {"text": text}).status_code == 404
+    assert login(suite["dave"]).post(url, {"text": text}).status_code == 403  # an observer
+    assert client.get(url).status_code == 200

@@ -28,7 +28,7 @@ from tests.sshd import free_port
 from tests.workbench.test_production_serve import GUNICORN, PROXY, production  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENTS, POSTS_EACH = 4, 60
+CLIENTS, POSTS_EACH = 4, 30
 SETUP = """
 from evaluations import services as ev
 from evaluations.models import Project
