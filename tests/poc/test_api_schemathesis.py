@@ -1,7 +1,7 @@
 """Property-based calls generated from our own OpenAPI schema, sent through the whole WSGI
 application (every middleware, authentication, throttling, the views) in this process:
 whatever the input, the API never answers with a server error. SCHEMATHESIS_EXAMPLES sets the
-examples per operation (100 in `make test`; deeper passes raise it)."""
+examples per operation (200 in `make test`; deeper passes raise it)."""
 
 import os
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 from workbench.wsgi import application
 
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
-EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "200"))
 
 
 @pytest.fixture
