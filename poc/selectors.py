@@ -189,8 +189,8 @@ def matrix_for_project(
     totals = [CandidateTotals(c, counts[c.pk], action_total) for c in candidates]
 
     rows = _matrix_rows(project, filters, candidate_ids)
-    paginator = Paginator(rows, MATRIX_ROWS_PER_PAGE if page is not None else max(1, action_total))
-    shown = paginator.get_page(page if page is not None else 1)
+    shown = _rows_page(rows, page)
+    paginator = shown.paginator
     actions: list[AcceptanceAction] = list(shown.object_list)
     action_ids = [a.pk for a in actions]
     after_freeze = cells_after_freeze(project, action_ids=action_ids)
@@ -218,6 +218,14 @@ def matrix_for_project(
         row_count=paginator.count,
         page=shown if paginator.num_pages > 1 else None,
     )
+
+
+def _rows_page(rows: QuerySet[AcceptanceAction], page: str | int | None) -> Page[AcceptanceAction]:
+    """One page of MATRIX_ROWS_PER_PAGE action rows (a page past the end: the last);
+    `page=None`: every row on one page."""
+    if page is None:
+        return Paginator(rows, max(1, rows.count())).get_page(1)
+    return Paginator(rows, MATRIX_ROWS_PER_PAGE).get_page(page)
 
 
 def _matrix_rows(
@@ -338,6 +346,19 @@ def result_for_project(project: Project, result_id: int) -> Result:
 # --- comparison --------------------------------------------------------------------------
 
 
+def responsibility_gaps(responsibilities: dict[str, Responsibility]) -> list[tuple[str, str]]:
+    """The responsibility areas nobody was assigned, as (value, label)."""
+    return [
+        (value, str(label))
+        for value, label in ResponsibilityArea.choices
+        if value not in responsibilities
+    ]
+
+
+def ordered_counts(counts: dict[str, int]) -> list[tuple[str, int]]:
+    return [(o.value, counts[o.value]) for o in OUTCOME_ORDER]
+
+
 @dataclass
 class CandidateSummary:
     candidate: Candidate
@@ -358,14 +379,10 @@ class CandidateSummary:
 
     @property
     def responsibility_gaps(self) -> list[tuple[str, str]]:
-        return [
-            (value, str(label))
-            for value, label in ResponsibilityArea.choices
-            if value not in self.responsibilities
-        ]
+        return responsibility_gaps(self.responsibilities)
 
     def ordered(self) -> list[tuple[str, int]]:
-        return [(o.value, self.counts[o.value]) for o in OUTCOME_ORDER]
+        return ordered_counts(self.counts)
 
 
 def comparison_for_project(
@@ -454,14 +471,10 @@ class CandidateOverview:
 
     @cached_property
     def responsibility_gaps(self) -> list[tuple[str, str]]:
-        return [
-            (value, str(label))
-            for value, label in ResponsibilityArea.choices
-            if value not in self.responsibilities
-        ]
+        return responsibility_gaps(self.responsibilities)
 
     def ordered(self) -> list[tuple[str, int]]:
-        return [(o.value, self.counts[o.value]) for o in OUTCOME_ORDER]
+        return ordered_counts(self.counts)
 
 
 def _suite_order(prefix: str = "action__") -> list[F]:
@@ -1086,8 +1099,8 @@ def side_by_side(
     summaries = comparison_overview(project, include_all=include_all, list_limit=0)
     candidate_ids = [s.candidate.pk for s in summaries]
     rows = _matrix_rows(project, MatrixFilters(), candidate_ids)
-    paginator = Paginator(rows, MATRIX_ROWS_PER_PAGE if page is not None else max(1, rows.count()))
-    shown = paginator.get_page(page if page is not None else 1)
+    shown = _rows_page(rows, page)
+    paginator = shown.paginator
     actions: list[AcceptanceAction] = list(shown.object_list)
     page_cells = list(
         ResultCell.objects.filter(
