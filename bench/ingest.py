@@ -55,8 +55,8 @@ def prepare() -> str:
     django.setup()
     from django.core.management import call_command
 
+    from evaluations import services
     from evaluations.models import AcceptanceAction, Candidate, Project, Requirement, Solution
-    from poc import services
 
     call_command("migrate", verbosity=0)
     call_command("seed_catalog", verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115

@@ -10,6 +10,7 @@ class EvaluationsConfig(AppConfig):
 
     def ready(self) -> None:
         from evaluations import signals  # noqa: F401 - deactivation ends sessions and tokens
+        from evaluations.api import schema  # noqa: F401 - registers the OpenAPI auth extensions
         from evaluations.sso.checks import ldap_bind_check, oidc_issuer_check
         from workbench.readiness import TAG as READINESS
 

@@ -8,7 +8,6 @@ class PocConfig(AppConfig):
 
     def ready(self) -> None:
         from poc import checks  # noqa: F401 - registers the credentials key check
-        from poc.api import schema  # noqa: F401 - registers the OpenAPI auth extension
 
         _register_metrics()
 

@@ -7,8 +7,8 @@ from django.forms.utils import ErrorDict
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from evaluations.models import OWNER_TEAMS, Dimension, Scenario
-from poc.models import ClusterKind, Outcome, Party, TokenScope
+from evaluations.models import OWNER_TEAMS, Dimension, Scenario, TokenScope
+from poc.models import ClusterKind, Outcome, Party
 
 
 class ResultForm(forms.Form):

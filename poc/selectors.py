@@ -36,6 +36,7 @@ from evaluations import selectors as evaluation_selectors
 from evaluations.models import (
     OWNER_TEAMS,
     AcceptanceAction,
+    ApiToken,
     Candidate,
     Dimension,
     Project,
@@ -44,7 +45,6 @@ from evaluations.models import (
     Tier,
 )
 from poc.models import (
-    ApiToken,
     Boundary,
     Change,
     Cluster,

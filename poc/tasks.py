@@ -4,7 +4,7 @@ credential); the run row holds the state, the claim and the reason of a failure.
 from celery import Task, shared_task
 from django.conf import settings
 
-from poc.services import clusters, tokens
+from poc.services import clusters, idempotency
 
 
 @shared_task(
@@ -36,4 +36,4 @@ def probe_schedule_task() -> None:
 @shared_task(ignore_result=True)
 def idempotency_prune_task() -> None:
     """Forget old Idempotency-Key responses (beat, hourly)."""
-    tokens.idempotency_records_prune()
+    idempotency.idempotency_records_prune()

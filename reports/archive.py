@@ -46,6 +46,7 @@ from django.utils import timezone
 from evaluations.models import (
     AcceptanceAction,
     ActionKeyRename,
+    ApiToken,
     AuditHead,
     Candidate,
     Membership,
@@ -57,7 +58,6 @@ from evaluations.models import (
 )
 from evaluations.services.catalog import SOLUTION_TEXTS, TEAM_ENTRY_POSITION
 from poc.models import (
-    ApiToken,
     Boundary,
     Cluster,
     Evidence,
@@ -77,6 +77,9 @@ from workbench.hashing import sha256_chunks
 from workbench.storage import files_removed_on_failure
 
 FORMAT = "workbench-project-archive/1"
+# Models that changed app since archives were first written: an older archive names them by
+# their old label (data.json in lower case, the manifest's counts as written).
+MOVED_MODELS = {"poc.ApiToken": "evaluations.ApiToken"}
 MAX_ARCHIVE_ENTRIES = 1_000_000
 MAX_UNPACKED_BYTES = 20 * 1024**3  # what the files of one project may add up to
 
@@ -396,9 +399,16 @@ def _import_rows(
     _restore_team_solutions(manifest)
     solutions = _solutions(manifest)
     files: dict[str, str] = {}
+    moved = {old.lower(): new.lower() for old, new in MOVED_MODELS.items()}
     try:
-        objects = list(serializers.deserialize("json", text, ignorenonexistent=False))
-    except DeserializationError as exc:
+        data = json.loads(text)
+        if not isinstance(data, list):
+            raise ArchiveError("data.json is not a list of rows")
+        for item in data:
+            if isinstance(item, dict) and item.get("model") in moved:
+                item["model"] = moved[item["model"]]
+        objects = list(serializers.deserialize("python", data, ignorenonexistent=False))
+    except (DeserializationError, ValueError) as exc:
         raise ArchiveError(f"data.json cannot be read: {str(exc).splitlines()[0][:300]}") from None
     for wrapped in objects:
         row = wrapped.object
@@ -462,9 +472,12 @@ def _import_rows(
         counts[label] = counts.get(label, 0) + 1
     if project is None:
         raise ArchiveError("data.json holds no project")
-    expected_counts = {k: int(v) for k, v in manifest["counts"].items() if int(v)}
+    expected_counts = {
+        MOVED_MODELS.get(k, k): int(v) for k, v in manifest["counts"].items() if int(v)
+    }
     if report.tokens_skipped:
-        counts["poc.ApiToken"] = counts.get("poc.ApiToken", 0) + report.tokens_skipped
+        token_label = ApiToken._meta.label
+        counts[token_label] = counts.get(token_label, 0) + report.tokens_skipped
     if counts != expected_counts:
         raise ArchiveError(f"data.json does not hold the rows the manifest counts ({counts})")
     # Cells keep a copy of their latest result's effort; an archive written before they did

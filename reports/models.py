@@ -72,7 +72,7 @@ class Sheet(models.Model):
     )
     # A revision a CI pipeline generated: the token, whose creator counts as its generator.
     generated_by_token = models.ForeignKey(
-        "poc.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "evaluations.ApiToken", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     # The project's separation-of-duties choice, frozen with the revision.
     one_signer_many_roles = models.BooleanField(default=False)

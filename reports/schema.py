@@ -7,7 +7,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
 class VerifyingSessionScheme(OpenApiAuthenticationExtension):
-    target_class = "reports.api.VerifyingSessionAuthentication"
+    target_class = "reports.api.views.VerifyingSessionAuthentication"
     name = "verifySession"  # the session cookie, without a CSRF token
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:

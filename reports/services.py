@@ -12,9 +12,8 @@ from django.db.models import F, Max, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluations.models import Membership, Project
+from evaluations.models import ApiToken, Membership, Project
 from evaluations.services import event_record
-from poc.models import ApiToken
 from reports import notices, rendering, signing
 from reports.models import WITHDRAWABLE_STATUSES, Decision, Sheet, SheetStatus, SignOff
 from reports.selectors import (

@@ -52,7 +52,7 @@ def project_objects(suite: dict[str, Any]) -> dict[str, Any]:
     the template library. Returns the values of every route argument."""
     from evaluations.catalog import load_templates
     from evaluations.models import Membership
-    from evaluations.services import template_catalog_seed
+    from evaluations.services import api_token_create, template_catalog_seed
     from poc import services
     from poc.services import clusters as cluster_services
     from poc.services import probes
@@ -66,7 +66,7 @@ def project_objects(suite: dict[str, Any]) -> dict[str, Any]:
     evidence = services.evidence_attach_file(
         result=result, upload=SimpleUploadedFile("run.log", b"ok\n"), actor=None
     )
-    token, _raw = services.api_token_create(project=alpha, name="ci", scopes=["read"], actor=None)
+    token, _raw = api_token_create(project=alpha, name="ci", scopes=["read"], actor=None)
     rows = [
         {
             "candidate": "volcano",
@@ -165,6 +165,7 @@ def stored_state() -> tuple:
     service records an event)."""
     from evaluations.models import (
         AcceptanceAction,
+        ApiToken,
         Candidate,
         Membership,
         Project,
@@ -172,7 +173,6 @@ def stored_state() -> tuple:
         Requirement,
     )
     from poc.models import (
-        ApiToken,
         Boundary,
         Cluster,
         Evidence,

@@ -124,9 +124,6 @@ AXES_WHITELIST_CALLABLE = "evaluations.sso.local.axes_exempt"
 # until configured. SSO_GROUP_ROLES maps a directory or IdP group to team roles in projects,
 # applied at each SSO login. README.md "Single sign-on" describes every variable.
 LOCAL_ACCOUNTS = env_bool("LOCAL_ACCOUNTS", default=True)
-# What else a deactivated account loses at once, beside its sessions: each hook is called with
-# (user=, actor=, reason=) and returns how many it revoked (evaluations.services.accounts).
-ACCOUNT_DEACTIVATION_HOOKS = ["poc.services.tokens.api_tokens_revoke_created_by"]
 SSO_TIMEOUT_S = 3  # each request to an identity provider or directory, at start-up and login
 
 OIDC_ISSUER = env_str("OIDC_ISSUER").strip().rstrip("/")
@@ -378,7 +375,7 @@ API_MAX_BODY_BYTES = env_int("API_MAX_BODY_MB", 20, minimum=1) * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(DATA_UPLOAD_MAX_MEMORY_SIZE, API_MAX_BODY_BYTES + 64 * 1024)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "poc.api.authentication.BearerTokenAuthentication",
+        "evaluations.api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

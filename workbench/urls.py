@@ -38,8 +38,9 @@ urlpatterns = [
     path("status/checks/", views.worker_check_create, name="worker_check_create"),
     path("status/checks/<int:check_id>/", views.worker_check_detail, name="worker_check_detail"),
     # Each app owns its API; they share one prefix.
+    path("api/v1/", include("evaluations.api.urls")),
     path("api/v1/", include("poc.api.urls")),
-    path("api/v1/", include("reports.api_urls")),
+    path("api/v1/", include("reports.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path(
         "api/docs/",

@@ -55,8 +55,20 @@ from evaluations.services.suite import (
     template_set_plan,
     unique_action_key,
 )
+from evaluations.services.tokens import (
+    api_token_create,
+    api_token_find,
+    api_token_revoke,
+    api_token_touch,
+    api_tokens_revoke_created_by,
+)
 
 __all__ = [
+    "api_token_create",
+    "api_token_find",
+    "api_token_revoke",
+    "api_token_touch",
+    "api_tokens_revoke_created_by",
     "AccessWithdrawn",
     "MembershipChanges",
     "oidc_account",

@@ -3,25 +3,18 @@
 import logging
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Protocol, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from evaluations.models import Project
 from evaluations.services.history import event_record
+from evaluations.services.tokens import api_tokens_revoke_created_by
 
 logger = logging.getLogger(__name__)
-
-
-class DeactivationHook(Protocol):
-    """What ACCOUNT_DEACTIVATION_HOOKS name: revoke what `user` made, return how many."""
-
-    def __call__(self, *, user: User, actor: User | None, reason: str) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -67,8 +60,7 @@ def _record(user: User, actor: User | None, reason: str) -> None:
 @transaction.atomic
 def user_access_withdraw(*, user: User, actor: User | None, reason: str = "") -> AccessWithdrawn:
     """End every session of `user` and revoke every live API token they created (each token's
-    revocation goes to its project's history). Tokens belong to poc, which builds on this app:
-    it is reached through ACCOUNT_DEACTIVATION_HOOKS, never imported.
+    revocation goes to its project's history).
 
     Sessions are kept in the database (Django's default engine), where a row does not say
     whose it is: every unexpired session is decoded once to find the user's. That is one
@@ -76,11 +68,9 @@ def user_access_withdraw(*, user: User, actor: User | None, reason: str = "") ->
     20,000 sessions on PostgreSQL on a 2-core machine), done only when an account is
     deactivated. Whatever a session holds, an inactive account's is refused at
     its next request by every backend here, so this is the second of two locks."""
-    tokens = 0
-    for path in settings.ACCOUNT_DEACTIVATION_HOOKS:
-        # Apps that build on this one (poc's API tokens) revoke what the account made.
-        hook = cast(DeactivationHook, import_string(path))
-        tokens += hook(user=user, actor=actor, reason=reason or "its creator was deactivated")
+    tokens = api_tokens_revoke_created_by(
+        user=user, actor=actor, reason=reason or "its creator was deactivated"
+    )
     store_class = import_module(settings.SESSION_ENGINE).SessionStore
     sessions = _sessions_of(user, store_class)
     for key in sessions:

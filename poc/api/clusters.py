@@ -11,10 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from evaluations.api.access import api_project, request_person
+from evaluations.models import TokenScope
 from poc import selectors
-from poc.api.access import api_project, request_person
 from poc.api.probes import ProbeRunOutput
-from poc.models import Cluster, TokenScope
+from poc.models import Cluster
 from poc.services import clusters as cluster_services
 
 

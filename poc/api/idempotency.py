@@ -7,7 +7,7 @@ from django.db import transaction
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from poc.api.access import request_token
+from evaluations.api.access import request_token
 from poc.models import IdempotencyRecord
 
 MAX_KEY_LENGTH = 200

@@ -13,12 +13,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluations.models import Project
+from evaluations.api.access import api_project, request_person, request_token
+from evaluations.models import Project, TokenScope
 from poc import selectors
-from poc.api.access import api_project, request_person, request_token
 from poc.api.idempotency import idempotent
 from poc.api.outputs import CellRefOutput, ChangeCountsOutput
-from poc.models import ProbeRun, TokenScope
+from poc.models import ProbeRun
 from poc.services import probes as probe_services
 from workbench.text import text_problem
 

@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from poc.api.access import request_token
+from evaluations.api.access import request_token
 
 log = logging.getLogger(__name__)
 _last_warned = 0.0

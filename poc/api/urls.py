@@ -3,14 +3,6 @@ from django.urls import path
 from poc.api import clusters, probes, views
 
 urlpatterns = [
-    path("projects/", views.ProjectListApi.as_view(), name="api_project_list"),
-    path("projects/<slug:slug>/", views.ProjectDetailApi.as_view(), name="api_project_detail"),
-    path(
-        "projects/<slug:slug>/candidates/",
-        views.CandidateListApi.as_view(),
-        name="api_candidate_list",
-    ),
-    path("projects/<slug:slug>/actions/", views.ActionListApi.as_view(), name="api_action_list"),
     path("projects/<slug:slug>/matrix/", views.MatrixApi.as_view(), name="api_matrix"),
     path(
         "projects/<slug:slug>/results/",

@@ -8,21 +8,20 @@ from typing import Any
 
 from django.conf import settings
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluations import selectors as evaluation_selectors
-from evaluations.models import Project
+from evaluations.api.access import api_project, request_person, request_token
+from evaluations.api.authentication import BearerTokenAuthentication, RawBodySessionAuthentication
+from evaluations.models import Project, TokenScope
 from poc import selectors, services
-from poc.api.access import api_project, api_projects, request_person, request_token
-from poc.api.authentication import BearerTokenAuthentication, RawBodySessionAuthentication
 from poc.api.idempotency import idempotent
 from poc.api.outputs import CellRefOutput, ChangeCountsOutput
-from poc.models import Outcome, Run, TokenScope
+from poc.models import Outcome, Run
 from workbench.hashing import sha256_chunks
 from workbench.text import text_problem
 
@@ -41,76 +40,6 @@ def _too_big(request: Request) -> Response | None:
 
 
 # --- reads -------------------------------------------------------------------------------
-
-
-class ProjectOutput(serializers.Serializer):
-    slug = serializers.SlugField()
-    name = serializers.CharField()
-    phase = serializers.CharField()
-    description = serializers.CharField()
-    workloads = serializers.ListField(child=serializers.CharField())
-    existing_base = serializers.CharField()
-    layer_needed = serializers.CharField()
-    supplier_needs = serializers.ListField(child=serializers.CharField())
-
-
-class ProjectListApi(APIView):
-    @extend_schema(responses=ProjectOutput(many=True))
-    def get(self, request: Request) -> Response:
-        return Response(ProjectOutput(api_projects(request), many=True).data)
-
-
-class ProjectDetailApi(APIView):
-    @extend_schema(responses=ProjectOutput)
-    def get(self, request: Request, slug: str) -> Response:
-        return Response(ProjectOutput(api_project(request, slug)).data)
-
-
-class CandidateOutput(serializers.Serializer):
-    slug = serializers.SlugField()
-    solution = serializers.CharField(source="solution.key")
-    solution_name = serializers.CharField(source="solution.name_en")
-    tier = serializers.CharField()
-    version = serializers.CharField()
-    reason = serializers.CharField()
-
-
-class CandidateListApi(APIView):
-    @extend_schema(responses=CandidateOutput(many=True))
-    def get(self, request: Request, slug: str) -> Response:
-        project = api_project(request, slug)
-        candidates = selectors.candidates_in_play(project, include_all=True)
-        return Response(CandidateOutput(candidates, many=True).data)
-
-
-class ActionOutput(serializers.Serializer):
-    key = serializers.CharField()
-    requirement = serializers.CharField(source="requirement.feature_text")
-    requirement_id = serializers.IntegerField()
-    dimension = serializers.CharField(source="requirement.dimension")
-    owner_team = serializers.CharField(source="requirement.owner_team")
-    scenario = serializers.CharField()
-    question = serializers.CharField(source="question_text")
-    pass_criterion = serializers.CharField(source="pass_criterion_text")
-
-
-class ActionListApi(APIView):
-    """Every acceptance action of a project: the keys a CI job must report on."""
-
-    @extend_schema(
-        responses=inline_serializer(
-            "ActionList",
-            {
-                "project": serializers.SlugField(),
-                "count": serializers.IntegerField(),
-                "actions": ActionOutput(many=True),
-            },
-        )
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        project = api_project(request, slug)
-        data = ActionOutput(evaluation_selectors.actions_for_project(project), many=True).data
-        return Response({"project": project.slug, "count": len(data), "actions": data})
 
 
 class MatrixCellOutput(serializers.Serializer):

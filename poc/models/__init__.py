@@ -13,7 +13,6 @@ from poc.models.probes import (
     probe_output_upload_to,
 )
 from poc.models.results import (
-    ApiToken,
     AppendOnlyError,
     Boundary,
     Change,
@@ -29,7 +28,6 @@ from poc.models.results import (
     Run,
     RunImport,
     Source,
-    TokenScope,
     evidence_upload_to,
     outcome_detail_problems,
 )
@@ -40,7 +38,6 @@ __all__ = [
     "SECRET_FIELDS",
     "Cluster",
     "ClusterKind",
-    "ApiToken",
     "AppendOnlyError",
     "Boundary",
     "Change",
@@ -62,7 +59,6 @@ __all__ = [
     "Run",
     "RunImport",
     "Source",
-    "TokenScope",
     "Verdict",
     "evidence_upload_to",
     "probe_output_upload_to",

@@ -5,9 +5,9 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from evaluations.models import AcceptanceAction, Candidate, Project
+from evaluations.models import AcceptanceAction, ApiToken, Candidate, Project
 from poc.models.clusters import Cluster
-from poc.models.results import ApiToken, Run
+from poc.models.results import Run
 
 
 class ProbeSource(models.TextChoices):

@@ -21,16 +21,12 @@ from poc.services.results import (
     result_record_with_evidence,
     sanitize_filename,
 )
-from poc.services.tokens import api_token_create, api_token_revoke, api_token_touch
 
 __all__ = [
     "BOUNDARY_FIELDS",
     "IngestError",
     "ResultRow",
     "RunData",
-    "api_token_create",
-    "api_token_revoke",
-    "api_token_touch",
     "boundary_update",
     "detect_content_type",
     "evidence_attach_file",

@@ -12,11 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluations import selectors as evaluation_selectors
-from evaluations.models import OWNER_TEAMS, AcceptanceAction, ActionKeyRename, Project
+from evaluations.models import OWNER_TEAMS, AcceptanceAction, ActionKeyRename, ApiToken, Project
 from evaluations.services import event_record
 from poc import junit
 from poc.models import (
-    ApiToken,
     Evidence,
     EvidenceKind,
     Outcome,

@@ -20,10 +20,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluations.models import AcceptanceAction, Candidate, Project
+from evaluations.models import AcceptanceAction, ApiToken, Candidate, Project
 from evaluations.services import event_record
 from poc.models import (
-    ApiToken,
     Outcome,
     ProbeBinding,
     ProbeNode,

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
+from evaluations import services as evaluation_services
 from evaluations.models import Candidate
 from poc import selectors, services
 from poc.forms import (
@@ -400,7 +401,7 @@ def tokens(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     created_secret = ""
     if request.method == "POST" and form.is_valid():
         try:
-            _token, created_secret = services.api_token_create(
+            _token, created_secret = evaluation_services.api_token_create(
                 project=access.project,
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
@@ -434,7 +435,7 @@ def tokens(request: AuthedHttpRequest, slug: str) -> HttpResponse:
 def token_revoke(request: AuthedHttpRequest, slug: str, token_id: int) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug, admin=True)
     token = selectors.token_for_project(access.project, token_id)
-    services.api_token_revoke(token=token, actor=request.user)
+    evaluation_services.api_token_revoke(token=token, actor=request.user)
     messages.success(request, _("Token revoked."))
     return redirect("poc:tokens", slug=slug)
 

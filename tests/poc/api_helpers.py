@@ -3,7 +3,7 @@ from typing import Any
 
 from rest_framework.test import APIClient
 
-from poc import services
+from evaluations import services
 
 
 def token_client(project: Any, scopes: tuple[str, ...] = ("read", "results:write"), **kwargs: Any):

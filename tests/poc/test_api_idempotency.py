@@ -137,7 +137,7 @@ def test_kept_responses_are_forgotten_after_the_keep_time(suite, settings) -> No
     from django.conf import settings as django_settings
     from django.utils import timezone
 
-    from poc.services.tokens import idempotency_records_prune
+    from poc.services.idempotency import idempotency_records_prune
 
     settings.IDEMPOTENCY_KEEP_HOURS = 48
     client, _, _ = token_client(suite["alpha"])

@@ -9,7 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from poc.models import ApiToken, Result
+from evaluations.models import ApiToken
+from poc.models import Result
 from tests.poc.api_helpers import payload, post_results, token_client
 
 pytestmark = pytest.mark.django_db
@@ -156,12 +157,11 @@ def test_tokens_expire_by_default_and_stop_when_their_creator_leaves(personas) -
 
     from django.utils import timezone
 
-    from evaluations.models import Membership
+    from evaluations import services as evaluation_services
+    from evaluations.models import ApiToken, Membership
     from evaluations.services import membership_remove
-    from poc import services as poc_services
-    from poc.models import ApiToken
 
-    token, raw = poc_services.api_token_create(
+    token, raw = evaluation_services.api_token_create(
         project=personas["alpha"], name="ci", scopes=["read"], actor=personas["bob"]
     )
     left = token.expires_at - timezone.now()

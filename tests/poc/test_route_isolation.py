@@ -7,9 +7,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from evaluations import services as evaluation_services
+from evaluations.models import ApiToken
 from poc import services
 from poc.models import (
-    ApiToken,
     Boundary,
     Cluster,
     Evidence,
@@ -50,7 +51,7 @@ def objects(suite: dict[str, Any]) -> dict[str, Any]:
     evidence = services.evidence_attach_file(
         result=result, upload=SimpleUploadedFile("run.log", b"ok\n"), actor=None
     )
-    token, _raw = services.api_token_create(
+    token, _raw = evaluation_services.api_token_create(
         project=suite["alpha"], name="ci", scopes=["read"], actor=None
     )
     probe = probes.probe_ingest_bundle(

@@ -20,11 +20,12 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from rest_framework.test import APIClient
 
-from evaluations.models import AuditHead, Project, ProjectEvent
+from evaluations.models import ApiToken, AuditHead, Project, ProjectEvent
 from evaluations.selectors import audit_chain_break
-from poc.models import ApiToken, Cluster, Evidence, ProbeOutput, Result
-from poc.services import api_token_create, evidence_attach_file, probes
+from evaluations.services import api_token_create, api_token_find
+from poc.models import Cluster, Evidence, ProbeOutput, Result
 from poc.services import clusters as cluster_services
+from poc.services import evidence_attach_file, probes
 from reports.archive import ArchiveError, archive_bytes, import_project
 from reports.models import Sheet
 from reports.verify import verify_pdf
@@ -162,6 +163,25 @@ def test_restoring_beside_the_original_under_another_slug(full_project) -> None:
     assert audit_chain_break(report.project) is None
 
 
+def test_an_archive_written_before_tokens_moved_restores(full_project) -> None:
+    # Archives written when API tokens were poc's name them "poc.apitoken" in data.json and
+    # "poc.ApiToken" in the manifest's counts.
+    def as_before(name: str, data: bytes) -> bytes:
+        if name == "data.json":
+            assert b'"evaluations.apitoken"' in data
+            return data.replace(b'"evaluations.apitoken"', b'"poc.apitoken"')
+        if name == "manifest.json":
+            return data.replace(b'"evaluations.ApiToken"', b'"poc.ApiToken"')
+        return data
+
+    old = _rewritten(archive_bytes(full_project["alpha"]), as_before)
+    _lose_everything()
+    report = import_project(io.BytesIO(old))
+    assert report.tokens_skipped == 0
+    token = ApiToken.objects.get(project=report.project)
+    assert api_token_find(full_project["token"]) == token
+
+
 def _rewritten(archive: bytes, change: Any) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(archive)) as source, zipfile.ZipFile(out, "w") as target:
@@ -195,6 +215,10 @@ def test_a_damaged_or_clashing_archive_restores_nothing(full_project) -> None:
                 ),
             ),
             "no solution 'no-such-solution'",
+        ),
+        (
+            _rewritten(archive, lambda n, d: b"{}" if n == "data.json" else d),
+            "data.json is not a list of rows",
         ),
     ]
     for data, message in cases:

@@ -213,8 +213,7 @@ def test_a_project_may_allow_one_signer_for_several_roles_but_not_the_generator_
 
 
 def test_a_token_generated_revision_counts_its_creator_as_generator(evaluation) -> None:
-    from evaluations.services import membership_set, project_signing_roles_set
-    from poc.services import api_token_create
+    from evaluations.services import api_token_create, membership_set, project_signing_roles_set
 
     solo, alpha = evaluation["alice"], evaluation["alpha"]
     token, _raw = api_token_create(

@@ -38,7 +38,7 @@ from tests.factories import CandidateFactory, make_actions
 project = Project.objects.create(slug="alpha", name="Alpha")
 CandidateFactory(project=project, solution_key="volcano")
 make_actions(project, [("quota-hit", "resource_shortage"), ("real-job", "real_task")])
-_, raw = poc.api_token_create(
+_, raw = ev.api_token_create(
     project=project, name="ci", scopes=["read", "results:write"], actor=None
 )
 print("TOKEN=" + raw)
@@ -221,7 +221,7 @@ def test_a_lost_database_is_a_503_page_and_json_and_other_errors_stay_500(
     def broken(request: object) -> None:
         raise ValueError("a bug")
 
-    from poc.api.views import ProjectListApi
+    from evaluations.api.views import ProjectListApi
 
     client = Client(raise_request_exception=False)
     monkeypatch.setattr(views, "redirect", unreachable)  # what the start page calls

@@ -9,10 +9,8 @@ from django.contrib.sessions.models import Session
 from django.core.management import call_command
 from django.test import Client
 
-from evaluations.models import ProjectEvent
-from evaluations.services import user_deactivate
-from poc.models import ApiToken
-from poc.services.tokens import api_token_create
+from evaluations.models import ApiToken, ProjectEvent
+from evaluations.services import api_token_create, user_deactivate
 from tests.evaluations.sso.conftest import password_login
 
 pytestmark = pytest.mark.django_db

@@ -100,7 +100,7 @@ def test_wrong_ldap_passwords_are_refused_and_throttled(personas, ldap_on, setti
 def test_someone_removed_from_the_directory_is_deactivated_at_the_next_attempt(
     personas, ldap_on
 ) -> None:
-    from poc.services.tokens import api_token_create
+    from evaluations.services import api_token_create
 
     old = Client()
     assert password_login(old, "lena", ldap_rig.PASSWORDS["lena"]).status_code == 302

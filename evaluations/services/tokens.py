@@ -1,19 +1,17 @@
-"""Project-scoped API tokens for CI: created once, stored as a hash, revocable."""
+"""Project-scoped API tokens for CI and scripts: created once, stored as a hash, revocable."""
 
 import hashlib
 import hmac
 import secrets
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
-from evaluations.models import Membership, Project
-from evaluations.services import event_record
-from poc.models import ApiToken, IdempotencyRecord
+from evaluations.models import ApiToken, Membership, Project
+from evaluations.services.history import event_record
 from workbench.people import stored_user
 
 TOKEN_PREFIX = "wbt"
@@ -131,12 +129,3 @@ def api_token_touch(token: ApiToken) -> None:
     if token.last_used_at is None or now - token.last_used_at > TOUCH_INTERVAL:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
-
-
-def idempotency_records_prune(*, now: datetime | None = None) -> int:
-    """Forget the responses kept for Idempotency-Key replays once IDEMPOTENCY_KEEP_HOURS have
-    passed (a retry comes within minutes; the table must not grow with every CI post). A key
-    sent again after that is a new request. Returns how many were removed."""
-    cutoff = (now or timezone.now()) - timedelta(hours=settings.IDEMPOTENCY_KEEP_HOURS)
-    removed, _by_model = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
-    return removed

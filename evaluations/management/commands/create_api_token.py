@@ -4,10 +4,9 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluations.models import Project
-from poc.models import TokenScope
-from poc.services import api_token_create
-from poc.services.tokens import MAX_EXPIRY_DAYS
+from evaluations.models import Project, TokenScope
+from evaluations.services import api_token_create
+from evaluations.services.tokens import MAX_EXPIRY_DAYS
 
 
 class Command(BaseCommand):

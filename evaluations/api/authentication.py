@@ -6,8 +6,8 @@ from django.contrib.auth.models import AnonymousUser
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from poc.models import ApiToken
-from poc.services.tokens import api_token_find, api_token_touch
+from evaluations.models import ApiToken
+from evaluations.services.tokens import api_token_find, api_token_touch
 
 
 class TokenUser(AnonymousUser):

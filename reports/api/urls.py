@@ -1,8 +1,8 @@
-"""The sheets API, mounted under /api/v1/ by the root URLconf beside the other apps' APIs."""
+"""The sheets API's routes."""
 
 from django.urls import path
 
-from reports import api as sheet_api
+from reports.api import views as sheet_api
 
 urlpatterns = [
     path("projects/<slug:slug>/sheets/", sheet_api.SheetCreateApi.as_view(), name="api_sheets"),

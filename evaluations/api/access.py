@@ -5,9 +5,8 @@ from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 
-from evaluations.models import Project
+from evaluations.models import ApiToken, Project, TokenScope
 from evaluations.selectors import is_member, project_access, projects_for_user
-from poc.models import ApiToken, TokenScope
 
 
 def request_token(request: Request) -> ApiToken | None:

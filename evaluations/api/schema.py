@@ -1,4 +1,4 @@
-"""OpenAPI description of the bearer-token scheme (loaded by PocConfig.ready)."""
+"""OpenAPI description of the bearer-token scheme (loaded by EvaluationsConfig.ready)."""
 
 from typing import Any
 
@@ -6,7 +6,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "poc.api.authentication.BearerTokenAuthentication"
+    target_class = "evaluations.api.authentication.BearerTokenAuthentication"
     name = "projectToken"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
@@ -20,7 +20,7 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
 class RawBodySessionScheme(OpenApiAuthenticationExtension):
     """The session on the JUnit endpoint: the cookie, with the CSRF token in its header."""
 
-    target_class = "poc.api.authentication.RawBodySessionAuthentication"
+    target_class = "evaluations.api.authentication.RawBodySessionAuthentication"
     name = "sessionWithCsrfHeader"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:

@@ -15,15 +15,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from poc.api.access import (
+from evaluations.api.access import (
     api_may_read,
     api_project,
     request_person,
     request_token,
     signed_in_person,
 )
-from poc.api.authentication import BearerTokenAuthentication
-from poc.models import TokenScope
+from evaluations.api.authentication import BearerTokenAuthentication
+from evaluations.models import TokenScope
 from reports import selectors, services, signing
 from reports.models import Sheet, SheetStatus
 from reports.verify import verify_pdf
