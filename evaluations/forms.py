@@ -13,7 +13,6 @@ from evaluations.models import (
     FilterStep,
     Importance,
     LayerNeeded,
-    Phase,
     Scenario,
     Solution,
     SolutionKind,
@@ -37,13 +36,13 @@ class ProjectCreateForm(forms.Form):
 
 
 class FramingForm(forms.Form):
-    """The four framing questions, plus the project's phase and description."""
+    """The four framing questions, the project's name and description, and whether it is
+    archived (its phase otherwise follows its state)."""
 
     name = forms.CharField(label=_("Name"), max_length=200)
     description = forms.CharField(
         label=_("Description"), widget=forms.Textarea(attrs={"rows": 3}), required=False
     )
-    phase = forms.ChoiceField(label=_("Phase"), choices=Phase.choices)
     workloads = forms.MultipleChoiceField(
         label=_("Which workloads dominate?"),
         choices=Workload.choices,
@@ -65,6 +64,14 @@ class FramingForm(forms.Form):
         choices=SupplierNeed.choices,
         widget=forms.CheckboxSelectMultiple,
         required=False,
+    )
+    archived = forms.BooleanField(
+        label=_("Archived"),
+        required=False,
+        help_text=_(
+            "The evaluation is over or set aside: its phase stops following its state. "
+            "Otherwise the phase moves on its own, from framing to decided."
+        ),
     )
 
 

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 VERB_LABELS = {
     "project.created": _("created the project"),
     "project.updated": _("changed the framing"),
+    "project.phase": _("moved the phase with the project's state"),
     "project.signing_roles": _("chose who signs"),
     "project.recommendation": _("wrote the recommendation"),
     "project.review_freeze": _("froze or unfroze for sign-off"),

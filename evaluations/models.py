@@ -41,11 +41,14 @@ class SupplierNeed(models.TextChoices):
 
 
 class Phase(models.TextChoices):
+    """Where an evaluation stands. It moves on its own with the project's state (the beat's
+    `project_phases_refresh`); only archiving is a person's choice."""
+
     FRAMING = "framing", _("Framing")
     SHORTLISTING = "shortlisting", _("Shortlisting")
     POC = "poc", _("Proof of concept")
-    REVIEW = "review", _("Review")
-    SIGNED = "signed", _("Signed")
+    REVIEW = "review", _("Sign-off")
+    SIGNED = "signed", _("Decided")
     ARCHIVED = "archived", _("Archived")
 
 
@@ -90,6 +93,9 @@ class Project(models.Model):
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     description = models.TextField(_("description"), blank=True)
     phase = models.CharField(_("phase"), max_length=20, choices=Phase, default=Phase.FRAMING)
+    # The history position the phase was last judged at: a project whose history has not
+    # moved since is not judged again.
+    phase_seen_seq = models.PositiveBigIntegerField(default=0, editable=False)
     workloads = models.JSONField(_("dominant workloads"), default=list, blank=True)
     existing_base = models.CharField(
         _("existing base"), max_length=20, choices=ExistingBase, blank=True

@@ -17,6 +17,7 @@ from evaluations.models import (
     AuditHead,
     Candidate,
     Membership,
+    Phase,
     Project,
     TeamRole,
     Tier,
@@ -418,6 +419,24 @@ class Progress:
     @property
     def next_step(self) -> ProgressStep | None:
         return next((step for step in self.steps if not step.done), None)
+
+    @property
+    def phase(self) -> Phase:
+        """The project's phase these steps add up to (framing, shortlisting, proof of concept,
+        sign-off, decided)."""
+        step = self.next_step
+        return PHASE_OF_STEP[step.key] if step is not None else Phase.SIGNED
+
+
+PHASE_OF_STEP = {
+    "framing": Phase.FRAMING,
+    "shortlist": Phase.SHORTLISTING,
+    "suite": Phase.POC,
+    "poc": Phase.POC,
+    "responsibilities": Phase.POC,
+    "recommendation": Phase.REVIEW,
+    "sign_off": Phase.REVIEW,
+}
 
 
 def evaluation_progress(project: Project) -> Progress:

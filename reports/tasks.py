@@ -6,6 +6,7 @@ from django.conf import settings
 from reports.notices import notices_scan_outdated, notices_send
 from reports.services import (
     TransientSheetError,
+    project_phases_refresh,
     sheet_render,
     sheet_seal,
     sheets_recover_stuck,
@@ -57,3 +58,10 @@ def sheets_recover_task() -> None:
 def sheets_resend_task() -> None:
     """Send the renders and seals that waited while the broker was down (beat, each minute)."""
     sheets_resend()
+
+
+@shared_task(ignore_result=True)
+def project_phases_task() -> None:
+    """Move each project's phase on with its state (beat, each minute; only projects whose
+    history moved are judged)."""
+    project_phases_refresh()

@@ -480,6 +480,8 @@ CELERY_BEAT_SCHEDULE = {
     "sheet-resend": {"task": "reports.tasks.sheets_resend_task", "schedule": 60.0},
     # Sheet renders and seals lost with their message or worker, queued again.
     "sheet-recovery": {"task": "reports.tasks.sheets_recover_task", "schedule": 300.0},
+    # Each project's phase, moved on with its state (framing -> ... -> decided).
+    "project-phases": {"task": "reports.tasks.project_phases_task", "schedule": 60.0},
     # Responses kept for Idempotency-Key replays, forgotten after IDEMPOTENCY_KEEP_HOURS.
     "idempotency-prune": {"task": "poc.tasks.idempotency_prune_task", "schedule": 3600.0},
 }

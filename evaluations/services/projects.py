@@ -10,6 +10,7 @@ from evaluations.models import (
     SIGNING_ROLE_CHOICES,
     Membership,
     MembershipSource,
+    Phase,
     Project,
     TeamRole,
 )
@@ -46,27 +47,31 @@ def project_update(
     actor: User,
     name: str | None = None,
     description: str | None = None,
-    phase: str | None = None,
+    archived: bool | None = None,
     workloads: list[str] | None = None,
     existing_base: str | None = None,
     layer_needed: str | None = None,
     supplier_needs: list[str] | None = None,
 ) -> Project:
-    """Change a project's name, description, phase or framing answers (None: unchanged)."""
+    """Change a project's name, description or framing answers, or archive it (None:
+    unchanged). The phase otherwise moves on its own with the project's state
+    (reports.services.project_phases_refresh); archiving stops it, and a project taken out of
+    the archive is judged again at the next refresh."""
     given: dict[str, object] = {
         "name": name,
         "description": description,
-        "phase": phase,
         "workloads": workloads,
         "existing_base": existing_base,
         "layer_needed": layer_needed,
         "supplier_needs": supplier_needs,
     }
     changes = {key: value for key, value in given.items() if value is not None}
-    # The phase is not part of what a sheet freezes; unchanged answers re-sent by a form are not
-    # an edit.
-    if any(getattr(project, k, None) != v for k, v in changes.items() if k != "phase"):
+    # Unchanged answers re-sent by a form are not an edit; the phase is not what a sheet freezes.
+    if any(getattr(project, k, None) != v for k, v in changes.items()):
         scope_edit_guard(project)
+    if archived is not None and archived != (project.phase == Phase.ARCHIVED):
+        changes["phase"] = Phase.ARCHIVED if archived else Phase.FRAMING
+        project.phase_seen_seq = 0  # judged again at the next refresh
     before = {key: getattr(project, key) for key in changes}
     for key, value in changes.items():
         setattr(project, key, value)

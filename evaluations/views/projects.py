@@ -18,7 +18,7 @@ from evaluations.forms import (
     TeamSolutionForm,
 )
 from evaluations.history_labels import verb_label
-from evaluations.models import Membership, Solution
+from evaluations.models import Membership, Phase, Solution
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
@@ -78,20 +78,18 @@ def project_framing(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     initial = {
         "name": project.name,
         "description": project.description,
-        "phase": project.phase,
+        "archived": project.phase == Phase.ARCHIVED,
         "workloads": project.workloads,
         "existing_base": project.existing_base,
         "layer_needed": project.layer_needed,
         "supplier_needs": project.supplier_needs,
     }
     form = FramingForm(request.POST or None, initial=initial)
+    if not access.is_admin:
+        del form.fields["archived"]  # archiving is a project admin's decision
     if request.method == "POST" and form.is_valid():
         try:
-            services.project_update(
-                project=project,
-                actor=request.user,
-                **form.cleaned_data,
-            )
+            services.project_update(project=project, actor=request.user, **form.cleaned_data)
         except ValidationError as exc:
             form_add_service_error(form, exc)
         else:

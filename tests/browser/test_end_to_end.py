@@ -226,9 +226,8 @@ def test_the_whole_review_in_the_browser(
     expect(lena.locator(".project-head .meta")).to_contain_text("project admin")
     review.shot(lena, "01-project-created")
 
-    # 2. ... frames it: the four questions and the phase.
+    # 2. ... frames it: the four questions (the phase moves on by itself).
     review.tab(lena, "framing/")
-    lena.select_option("#id_phase", "shortlisting")
     for workload in ("training", "inference"):
         lena.check(f"input[name=workloads][value={workload}]")
     lena.select_option("#id_existing_base", "kubernetes")

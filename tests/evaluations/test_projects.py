@@ -47,7 +47,6 @@ def test_framing_form_saves_answers_and_history(personas, login) -> None:
         {
             "name": "Alpha",
             "description": "",
-            "phase": "shortlisting",
             "workloads": ["training", "inference"],
             "existing_base": "kubernetes",
             "layer_needed": "queues-quotas",
@@ -68,7 +67,7 @@ def test_framing_rejects_unknown_answers(personas, login) -> None:
     url = reverse("evaluations:project_framing", kwargs={"slug": "alpha"})
     response = client.post(
         url,
-        {"name": "Alpha", "phase": "poc", "workloads": ["mining"], "existing_base": "mainframe"},
+        {"name": "Alpha", "workloads": ["mining"], "existing_base": "mainframe"},
     )
     assert response.status_code == 422
     assert "Select a valid choice" in response.content.decode()

@@ -83,8 +83,8 @@ def test_edits_to_the_frozen_scope_are_refused_naming_the_revision(evaluation) -
         questions
     )
     assert not Responsibility.objects.filter(area="upgrade_rollback").exists()
-    # The phase is not in the sheet, and results come after the freeze: both still recorded.
-    evaluation_services.project_update(project=alpha, actor=evaluation["alice"], phase="review")
+    # Archiving is not in the sheet, and results come after the freeze: both still recorded.
+    evaluation_services.project_update(project=alpha, actor=evaluation["alice"], archived=True)
     poc_services.result_record(
         candidate=evaluation["volcano"],
         action=evaluation["actions"][0],
@@ -163,16 +163,16 @@ def test_pages_show_the_freeze_and_refuse_with_the_reason(evaluation, login) -> 
     # A form shows the refusal on the form; an HTMX request gets it as text; a page as a page.
     framing = bob.post(
         reverse("evaluations:project_framing", kwargs={"slug": "alpha"}),
-        {"name": evaluation["alpha"].name, "description": "widened", "phase": "poc"},
+        {"name": evaluation["alpha"].name, "description": "widened"},
     )
     assert framing.status_code == 422 and "revision r1" in framing.content.decode()
-    # Moving the phase on alone is no edit to the frozen scope.
-    moved = bob.post(
+    # Archiving alone is no edit to the frozen scope.
+    moved = alice.post(
         reverse("evaluations:project_framing", kwargs={"slug": "alpha"}),
         {
             "name": evaluation["alpha"].name,
             "description": evaluation["alpha"].description,
-            "phase": "review",
+            "archived": "on",
         },
     )
     assert moved.status_code == 302, moved.content.decode()[-1500:]
