@@ -88,6 +88,19 @@ def test_only_projects_whose_history_moved_are_judged(
     assert Project.objects.get(slug="beta").phase == Phase.FRAMING
 
 
+def test_the_overview_says_where_the_phase_is_going(personas: dict[str, Any], login: Any) -> None:
+    url = reverse("reports:progress", args=["alpha"])
+    page = login(personas["bob"]).get(url, headers={"HX-Request": "true"}).content.decode()
+    assert "Phase: Framing" in page and "Moving to" not in page  # alpha is not framed yet
+    _frame(personas["alpha"], personas["alice"])
+    page = login(personas["bob"]).get(url, headers={"HX-Request": "true"}).content.decode()
+    assert "Phase: Framing" in page and "Moving to Proof of concept within a minute" in page
+    assert Project.objects.get(slug="alpha").phase == Phase.FRAMING  # a GET writes nothing
+    services.project_phases_refresh()
+    page = login(personas["bob"]).get(url, headers={"HX-Request": "true"}).content.decode()
+    assert "Phase: Proof of concept" in page and "Moving to" not in page
+
+
 def test_an_archived_project_stays_until_taken_out(personas: dict[str, Any]) -> None:
     alpha, alice = personas["alpha"], personas["alice"]
     _frame(alpha, alice)
