@@ -18,7 +18,7 @@ from evaluations.forms import (
     TeamSolutionForm,
 )
 from evaluations.history_labels import verb_label
-from evaluations.models import Membership, Phase, Solution
+from evaluations.models import Membership, MembershipSource, Phase, Solution
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
@@ -204,13 +204,15 @@ def project_members(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         )
         messages.success(request, _("Member saved."))
         return redirect("evaluations:project_members", slug=access.project.slug)
+    members = list(selectors.project_members(access.project))
     return render(
         request,
         "evaluations/project_members.html",
         {
             "access": access,
             "project": access.project,
-            "members": selectors.project_members(access.project),
+            "members": members,
+            "sso_roles": any(m.source == MembershipSource.SSO for m in members),
             "form": form,
             "tab": "members",
         },

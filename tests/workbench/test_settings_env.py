@@ -229,3 +229,20 @@ def test_production_web_server_and_worker_refuse_to_start_without_a_certificate(
     }
     started = run_django(["-c", "import workbench.wsgi; print('serving')"], signed, tmp_path)
     assert started.returncode == 0 and "serving" in started.stdout, started.stderr
+
+
+def test_the_example_environment_names_only_variables_the_settings_read() -> None:
+    source = (ROOT / "workbench" / "settings.py").read_text() + (
+        ROOT / "workbench" / "env.py"
+    ).read_text()
+    example = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        name, sep, value = line.removeprefix("# ").partition("=")
+        if sep and name.isupper() and " " not in name:
+            example[name] = value
+    assert {"OIDC_ISSUER", "LDAP_SERVER_URI", "SSO_GROUP_ROLES", "DATABASE_URL"} <= set(example)
+    unread = [name for name in example if f'"{name.removesuffix("_FILE")}"' not in source]
+    assert unread == []
+    from workbench.settings import _sso_group_roles
+
+    assert _sso_group_roles(example["SSO_GROUP_ROLES"])  # the example's mapping is valid

@@ -89,3 +89,18 @@ def test_an_unknown_project_is_logged_once_per_process_and_ignored(personas, cap
         )
         assert changes.granted == [("alpha", "ops")]
     assert caplog.text.count("names project 'ghost', which does not exist") == 1
+
+
+def test_the_team_page_marks_the_roles_single_sign_on_gave(personas, login) -> None:
+    from django.urls import reverse
+
+    url = reverse("evaluations:project_members", args=["alpha"])
+    assert "follow the person's groups" not in login(personas["bob"]).get(url).content.decode()
+    sam = UserFactory(username="sam")
+    sso_memberships_apply(user=sam, groups=["wb-alpha-ops"])
+    page = login(personas["bob"]).get(url).content.decode()
+    row = next(line for line in page.splitlines() if ">sam<" in line)
+    assert "single sign-on" in row
+    bob_row = next(line for line in page.splitlines() if ">bob<" in line)
+    assert "single sign-on" not in bob_row  # given by hand
+    assert "follow the person's groups" in page
