@@ -45,10 +45,11 @@ def api_project(request: Request, slug: str, *, scope: str = TokenScope.READ) ->
 
 
 def api_may_read(request: Request, slug: str) -> bool:
-    """Whether this caller may read the project, without raising: its token, or a member."""
+    """Whether this caller may read the project, without raising: a token of the project with
+    the `read` scope, or a member."""
     token = request_token(request)
     if token is not None:
-        return token.project.slug == slug
+        return token.project.slug == slug and TokenScope.READ in token.scopes
     return is_member(request.user, slug)
 
 

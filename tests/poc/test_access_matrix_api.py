@@ -325,16 +325,16 @@ def test_every_caller_verifies_a_sealed_sheet_and_only_its_project_compares(
     suite, settings, tmp_path
 ) -> None:
     """A real sealed sheet of alpha, posted as the raw body: 200 and a valid signature for
-    every caller. Alpha's tokens (whatever their scopes: the comparison checks the token's
-    project, not `read`) and its observer get the stored-revision comparison; beta's token,
-    a non-member's and a staff user's session get null ("not checked"). Nothing is written."""
+    every caller. Alpha's token with `read` and its observer get the stored-revision
+    comparison; alpha's tokens without `read` (they may post, not read), beta's token, a
+    non-member's and a staff user's session get null ("not checked"). Nothing is written."""
     signing_settings(settings, tmp_path, make_p12(tmp_path))
     sealed = sealed_sheet(add_signers(suite)).sealed_pdf.read()
     people = staff_users()
     callers = {
         "token read": (token_client(suite["alpha"], scopes=("read",))[0], True),
-        "token results:write": (token_client(suite["alpha"], scopes=("results:write",))[0], True),
-        "token probes:write": (token_client(suite["alpha"], scopes=("probes:write",))[0], True),
+        "token results:write": (token_client(suite["alpha"], scopes=("results:write",))[0], None),
+        "token probes:write": (token_client(suite["alpha"], scopes=("probes:write",))[0], None),
         "token of beta": (token_client(suite["beta"], scopes=("read",))[0], None),
         "session observer": (session_api_client(suite["dave"]), True),
         "session non-member": (session_api_client(suite["charlie"]), None),
