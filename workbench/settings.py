@@ -177,6 +177,9 @@ LDAP_USER_DN_TEMPLATE = env_str("LDAP_USER_DN_TEMPLATE").strip()
 LDAP_GROUP_SEARCH_BASE = env_str("LDAP_GROUP_SEARCH_BASE").strip()
 LDAP_GROUP_TYPE = env_choice("LDAP_GROUP_TYPE", "groupofnames", ("groupofnames", "posixgroup"))
 LDAP_START_TLS = env_bool("LDAP_START_TLS", default=False)
+# How often the beat compares the directory with the accounts that signed in through it
+# (evaluations.sso.ldap.directory_sync); 0: only at each person's login.
+LDAP_SYNC_MINUTES = env_int("LDAP_SYNC_MINUTES", 60, minimum=0)
 if LDAP_SERVER_URI:
     for _uri in LDAP_SERVER_URI.split():
         if not _uri.startswith(("ldap://", "ldaps://")):
@@ -485,6 +488,12 @@ CELERY_BEAT_SCHEDULE = {
     # Responses kept for Idempotency-Key replays, forgotten after IDEMPOTENCY_KEEP_HOURS.
     "idempotency-prune": {"task": "poc.tasks.idempotency_prune_task", "schedule": 3600.0},
 }
+if LDAP_SERVER_URI and LDAP_SYNC_MINUTES > 0:
+    # People gone from the directory lose access, and roles follow groups, between logins.
+    CELERY_BEAT_SCHEDULE["directory-sync"] = {
+        "task": "evaluations.tasks.directory_sync_task",
+        "schedule": LDAP_SYNC_MINUTES * 60.0,
+    }
 # Declared, not only routed to: a purge (and a worker without -Q) then knows every queue.
 CELERY_TASK_QUEUES = [
     Queue(name) for name in dict.fromkeys((CELERY_TASK_DEFAULT_QUEUE, "reports", "probes"))

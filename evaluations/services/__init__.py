@@ -35,6 +35,7 @@ from evaluations.services.shortlist import (
 from evaluations.services.sso import (
     MembershipChanges,
     oidc_account,
+    sso_groups_refresh,
     sso_login,
     sso_memberships_apply,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "AccessWithdrawn",
     "MembershipChanges",
     "oidc_account",
+    "sso_groups_refresh",
     "sso_login",
     "sso_memberships_apply",
     "user_access_withdraw",

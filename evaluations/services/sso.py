@@ -47,6 +47,16 @@ def sso_login(
     return sso_memberships_apply(user=user, groups=groups)
 
 
+def sso_groups_refresh(*, identity: SsoIdentity, groups: list[str]) -> MembershipChanges:
+    """The groups a directory reports now for an identity that signed in before (a directory
+    sync, not a login): kept on the identity, and the team roles they map to applied."""
+    wanted = sorted(set(groups))
+    if identity.groups != wanted:
+        SsoIdentity.objects.filter(pk=identity.pk).update(groups=wanted)
+        identity.groups = wanted
+    return sso_memberships_apply(user=identity.user, groups=wanted)
+
+
 @transaction.atomic
 def sso_memberships_apply(*, user: User, groups: list[str]) -> MembershipChanges:
     """Make the user's single sign-on roles what `groups` map to, in every project.

@@ -6,10 +6,13 @@ the password is checked by binding as the entry found. The account here has the 
 (made at the first login, without a local password); name and e-mail follow the directory.
 Groups are read here, not by the library, so that a failed group search keeps the person's
 roles as they were instead of taking them all away. A known LDAP account whose entry the
-directory no longer returns is deactivated at its next login attempt.
+directory no longer returns is deactivated at its next login attempt, and `directory_sync` (the
+beat, every LDAP_SYNC_MINUTES; `manage.py sync_directory`) does the same, and makes roles follow
+groups, for everyone who ever signed in this way, without waiting for them to come back.
 """
 
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 import ldap
@@ -18,6 +21,7 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django_auth_ldap.backend import LDAPBackend, _LDAPUser
 from django_auth_ldap.config import LDAPSearch, LDAPSettings
+from ldap.dn import escape_dn_chars
 from ldap.filter import escape_filter_chars
 
 logger = logging.getLogger(__name__)
@@ -120,27 +124,13 @@ class DirectoryBackend(LDAPBackend):
         return user if user is not None and user.is_active else None
 
     def _groups(self, ldap_user: _LDAPUser) -> set[str] | None:
-        """The names (cn) of the user's groups under LDAP_GROUP_SEARCH_BASE; None when the
-        search fails. No search base: no groups."""
-        base = settings.LDAP_GROUP_SEARCH_BASE
-        if not base:
-            return set()
-        if settings.LDAP_GROUP_TYPE == "posixgroup":
-            uid = (ldap_user.attrs or {}).get("uid", [ldap_user._username])[0]
-            query = f"(&(objectClass=posixGroup)(memberUid={escape_filter_chars(uid)}))"
-        else:
-            query = f"(&(objectClass=groupOfNames)(member={escape_filter_chars(ldap_user.dn)}))"
+        """The person's groups, or None when the search fails (see `directory_groups`)."""
+        uid = (ldap_user.attrs or {}).get("uid", [ldap_user._username])[0]
         try:
-            found = ldap_user.connection.search_s(base, ldap.SCOPE_SUBTREE, query, ["cn"])
+            return directory_groups(ldap_user.connection, dn=ldap_user.dn, uid=uid)
         except ldap.LDAPError as exc:
-            logger.warning("LDAP group search under %s failed: %s", base, exc)
+            logger.warning("LDAP group search failed: %s", exc)
             return None
-        names: set[str] = set()
-        for dn, attributes in found:
-            if dn is None:  # a referral
-                continue
-            names.update(value.decode() for value in attributes.get("cn", []))
-        return names
 
     def _deactivate_if_gone(self, ldap_user: _LDAPUser) -> None:
         """A login failed. When the account came from the directory and the directory, asked
@@ -168,3 +158,133 @@ class DirectoryBackend(LDAPBackend):
         user: User = identity.user
         logger.warning("LDAP: %s is no longer in the directory; deactivating it", name)
         user_deactivate(user=user, actor=None, reason="no longer in the LDAP directory")
+
+
+def directory_groups(connection: Any, *, dn: str, uid: str) -> set[str]:
+    """The names (cn) of the groups under LDAP_GROUP_SEARCH_BASE that hold the entry `dn`
+    (groupOfNames) or the user id `uid` (posixGroup); no search base: no groups. Raises
+    ldap.LDAPError when the directory does not answer."""
+    base = settings.LDAP_GROUP_SEARCH_BASE
+    if not base:
+        return set()
+    if settings.LDAP_GROUP_TYPE == "posixgroup":
+        query = f"(&(objectClass=posixGroup)(memberUid={escape_filter_chars(uid)}))"
+    else:
+        query = f"(&(objectClass=groupOfNames)(member={escape_filter_chars(dn)}))"
+    names: set[str] = set()
+    for entry_dn, attributes in connection.search_s(base, ldap.SCOPE_SUBTREE, query, ["cn"]):
+        if entry_dn is None:  # a referral
+            continue
+        names.update(value.decode() for value in attributes.get("cn", []))
+    return names
+
+
+# --- directory sync ------------------------------------------------------------------------
+
+# A pass that finds more than this share of the directory's accounts gone (and more than one)
+# deactivates nobody: a changed search base or filter is likelier than half the staff leaving.
+MASS_DEACTIVATION_SHARE = 0.5
+
+
+@dataclass
+class DirectorySync:
+    """What one pass did: accounts compared, deactivated, and roles granted or removed."""
+
+    checked: int = 0
+    deactivated: list[str] = field(default_factory=list)
+    roles_changed: int = 0
+    problem: str = ""  # why nothing (or no deactivation) was done
+
+
+def _service_connection() -> Any:
+    connection = ldap.initialize(settings.LDAP_SERVER_URI)
+    for option, value in connection_options().items():
+        connection.set_option(option, value)
+    if settings.LDAP_START_TLS:
+        connection.start_tls_s()
+    connection.simple_bind_s(settings.LDAP_BIND_DN, settings.LDAP_BIND_PASSWORD)
+    return connection
+
+
+def _entry(connection: Any, name: str) -> tuple[str, dict[str, list[bytes]]] | None:
+    """The directory entry of user name `name`, or None when the directory answers that there
+    is none. Raises ldap.LDAPError when it does not answer."""
+    attributes = ["uid"]
+    if settings.LDAP_USER_DN_TEMPLATE:
+        dn = settings.LDAP_USER_DN_TEMPLATE % {"user": escape_dn_chars(name)}
+        try:
+            found = connection.search_s(dn, ldap.SCOPE_BASE, "(objectClass=*)", attributes)
+        except ldap.NO_SUCH_OBJECT:
+            return None
+    else:
+        query = settings.LDAP_USER_FILTER % {"user": escape_filter_chars(name)}
+        found = connection.search_s(
+            settings.LDAP_USER_SEARCH_BASE, ldap.SCOPE_SUBTREE, query, attributes
+        )
+    entries = [(dn, attrs) for dn, attrs in found if dn is not None]
+    return entries[0] if len(entries) == 1 else None
+
+
+def directory_sync(*, allow_mass_deactivation: bool = False) -> DirectorySync:
+    """Compare every active account that signed in through LDAP with the directory now: one
+    whose entry is gone is deactivated (sessions and API tokens with it, as at a login
+    attempt), and the others' roles follow their groups as at a login. The directory is read
+    whole first: if it stops answering midway, nothing is changed. More than
+    MASS_DEACTIVATION_SHARE of the accounts gone deactivates nobody unless allowed."""
+    from evaluations.models import SsoIdentity, SsoProvider
+    from evaluations.services import sso_groups_refresh, user_deactivate
+
+    report = DirectorySync()
+    if not enabled():
+        report.problem = "LDAP is not configured (LDAP_SERVER_URI)"
+        return report
+    identities = list(
+        SsoIdentity.objects.select_related("user")
+        .filter(provider=SsoProvider.LDAP, issuer="", user__is_active=True)
+        .order_by("pk")
+    )
+    gone: list[SsoIdentity] = []
+    present: list[tuple[SsoIdentity, set[str]]] = []
+    try:
+        connection = _service_connection()
+        try:
+            for identity in identities:
+                entry = _entry(connection, identity.subject)
+                if entry is None:
+                    gone.append(identity)
+                    continue
+                dn, attributes = entry
+                uid = next(iter(attributes.get("uid", [])), identity.subject.encode())
+                groups = directory_groups(connection, dn=dn, uid=uid.decode())
+                present.append((identity, groups))
+        finally:
+            connection.unbind_s()
+    except ldap.LDAPError as exc:
+        report.problem = f"the directory did not answer, nothing was changed: {_ldap_words(exc)}"
+        logger.warning("LDAP sync: %s", report.problem)
+        return report
+    report.checked = len(identities)
+    for identity, groups in present:
+        changes = sso_groups_refresh(identity=identity, groups=sorted(groups))
+        report.roles_changed += len(changes.granted) + len(changes.updated) + len(changes.removed)
+    too_many = len(gone) > 1 and len(gone) > MASS_DEACTIVATION_SHARE * len(identities)
+    if too_many and not allow_mass_deactivation:
+        report.problem = (
+            f"{len(gone)} of {len(identities)} accounts are not in the directory any more: "
+            "nobody was deactivated (check LDAP_USER_SEARCH_BASE and LDAP_USER_FILTER; "
+            "`manage.py sync_directory --allow-mass-deactivation` if it is true)"
+        )
+        logger.error("LDAP sync: %s", report.problem)
+        return report
+    for identity in gone:
+        user_deactivate(user=identity.user, actor=None, reason="no longer in the LDAP directory")
+        report.deactivated.append(identity.user.get_username())
+        logger.warning("LDAP sync: %s is no longer in the directory; deactivated", identity.subject)
+    return report
+
+
+def _ldap_words(exc: ldap.LDAPError) -> str:
+    detail = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
+    return str(detail.get("desc") or exc)[:200] + (
+        f" ({detail['info']})" if detail.get("info") else ""
+    )

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -246,3 +247,23 @@ def test_the_example_environment_names_only_variables_the_settings_read() -> Non
     from workbench.settings import _sso_group_roles
 
     assert _sso_group_roles(example["SSO_GROUP_ROLES"])  # the example's mapping is valid
+
+
+def test_the_directory_sync_is_scheduled_only_with_ldap(tmp_path: Path) -> None:
+    probe = (
+        "import json, django; django.setup(); from django.conf import settings as s; "
+        "print(json.dumps(s.CELERY_BEAT_SCHEDULE.get('directory-sync')))"
+    )
+    ldap = {"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH_BASE": "ou=people"}
+
+    def entry(env: dict[str, str]) -> Any:
+        result = run_django(["-c", probe], env, tmp_path)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    assert entry({}) is None
+    assert entry(ldap) == {"task": "evaluations.tasks.directory_sync_task", "schedule": 3600.0}
+    assert entry({**ldap, "LDAP_SYNC_MINUTES": "15"})["schedule"] == 900.0
+    assert entry({**ldap, "LDAP_SYNC_MINUTES": "0"}) is None
+    refused = run_django(["-c", probe], {**ldap, "LDAP_SYNC_MINUTES": "-5"}, tmp_path)
+    assert refused.returncode != 0 and "LDAP_SYNC_MINUTES=-5 is below the minimum" in refused.stderr
