@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import jwt
 import requests
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -169,7 +170,11 @@ class OidcBackend(OIDCAuthenticationBackend):
             return None
 
     def verify_token(self, token: str, **kwargs: Any) -> Any:
-        payload = super().verify_token(token, **kwargs)
+        try:
+            payload = super().verify_token(token, **kwargs)
+        except jwt.InvalidTokenError as exc:
+            # Expired, not yet valid, malformed: the library passes these on as they are.
+            raise SuspiciousOperation(f"the ID token is not valid: {exc}") from None
         if "nonce" in kwargs:  # the ID token (a signed userinfo answer comes without one)
             audience = payload.get("aud")
             audiences = audience if isinstance(audience, list) else [audience]
