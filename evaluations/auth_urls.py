@@ -1,7 +1,10 @@
-"""The login page, mounted at /accounts/login/ by the root URLconf."""
+"""The login and logout pages, mounted at /accounts/ by the root URLconf."""
 
 from django.urls import path
 
-from evaluations.views.auth import WorkbenchLoginView
+from evaluations.views.auth import WorkbenchLoginView, WorkbenchLogoutView
 
-urlpatterns = [path("", WorkbenchLoginView.as_view(), name="login")]
+urlpatterns = [
+    path("login/", WorkbenchLoginView.as_view(), name="login"),
+    path("logout/", WorkbenchLogoutView.as_view(), name="logout"),
+]

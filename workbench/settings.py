@@ -133,6 +133,12 @@ OIDC_SCOPES = env_str("OIDC_SCOPES", "openid email profile").strip()
 OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups").strip()
 OIDC_BUTTON_LABEL = env_str("OIDC_BUTTON_LABEL").strip()
 OIDC_SIGN_ALGO = env_str("OIDC_SIGN_ALGO", "RS256").strip()
+# Logging out here also ends the session at the provider (RP-initiated logout), where its
+# discovery document names an end_session_endpoint (or OIDC_END_SESSION_ENDPOINT is given).
+OIDC_PROVIDER_LOGOUT = env_bool("OIDC_PROVIDER_LOGOUT", default=True)
+OIDC_END_SESSION_ENDPOINT = env_str("OIDC_END_SESSION_ENDPOINT").strip()
+# The ID token is kept in the session for that logout's hint (mozilla-django-oidc's setting).
+OIDC_STORE_ID_TOKEN = True
 # Endpoints found by discovery (OIDC_ISSUER/.well-known/openid-configuration) unless given.
 OIDC_ENDPOINTS = {
     "authorization_endpoint": env_str("OIDC_AUTHORIZATION_ENDPOINT").strip(),

@@ -2,7 +2,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
@@ -24,9 +23,8 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("ci/workbench-ci.py", views.ci_client_download, name="ci_client_download"),
     path("probe/", include("poc.public_urls")),
-    path("accounts/login/", include("evaluations.auth_urls")),
+    path("accounts/", include("evaluations.auth_urls")),
     path("accounts/oidc/", include("evaluations.oidc_urls")),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/preferences/", views.preferences, name="preferences"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("search/", include("poc.search_urls")),

@@ -11,6 +11,7 @@ token's. An account is found by its issuer and subject only (`SsoIdentity`).
 import logging
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import jwt
 import requests
@@ -45,6 +46,7 @@ class Provider:
     token_endpoint: str
     userinfo_endpoint: str
     jwks_uri: str
+    end_session_endpoint: str = ""  # optional: where the provider's own session is ended
 
 
 _discovered: dict[tuple[str, tuple[str, ...]], Provider] = {}
@@ -101,9 +103,38 @@ def provider() -> Provider:
     missing = [name for name, value in endpoints.items() if not isinstance(value, str) or not value]
     if missing:
         raise ProviderUnavailable(f"{issuer}{DISCOVERY_PATH} does not give {', '.join(missing)}")
-    found = Provider(issuer=issuer, **{name: str(value) for name, value in endpoints.items()})
+    end_session = settings.OIDC_END_SESSION_ENDPOINT or document.get("end_session_endpoint")
+    found = Provider(
+        issuer=issuer,
+        end_session_endpoint=end_session if isinstance(end_session, str) else "",
+        **{name: str(value) for name, value in endpoints.items()},
+    )
     _discovered[key] = found
     return found
+
+
+def provider_logout_url(id_token: object, back_to: str) -> str | None:
+    """Where to send a browser whose OIDC session just ended here so that the provider's ends
+    too (RP-initiated logout: the ID token as the hint, and the way back), or None: provider
+    logout is off (OIDC_PROVIDER_LOGOUT), the session did not come from the provider, the
+    provider names no end-session endpoint, or it cannot be reached now."""
+    if not (enabled() and settings.OIDC_PROVIDER_LOGOUT and isinstance(id_token, str)):
+        return None
+    try:
+        endpoint = provider().end_session_endpoint
+    except ProviderUnavailable as exc:
+        logger.warning("OIDC: no provider logout: %s", exc)
+        return None
+    if not endpoint:
+        return None
+    query = urlencode(
+        {
+            "id_token_hint": id_token,
+            "post_logout_redirect_uri": back_to,
+            "client_id": settings.OIDC_CLIENT_ID,
+        }
+    )
+    return f"{endpoint}{'&' if '?' in endpoint else '?'}{query}"
 
 
 def claim_groups(claims: dict[str, Any]) -> list[str]:

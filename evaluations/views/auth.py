@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, LogoutView
 from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
@@ -99,3 +99,15 @@ class OidcCallbackView(OIDCAuthenticationCallbackView):
 def _to_login(request: HttpRequest) -> HttpResponse:
     """Only a GET starts or completes a sign-in; anything else goes back to the login page."""
     return HttpResponseRedirect(reverse("login"))
+
+
+class WorkbenchLogoutView(LogoutView):
+    """Log out here; a session that came from the OIDC provider is then ended there too, and
+    the provider sends the browser back to the login page."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        id_token = request.session.get("oidc_id_token")
+        response = super().post(request, *args, **kwargs)
+        back_to = request.build_absolute_uri(reverse("login"))
+        url = oidc.provider_logout_url(id_token, back_to)
+        return HttpResponseRedirect(url) if url else response

@@ -60,11 +60,18 @@ class Provider:
         path = self.folder / "gunicorn.log"
         return path.read_text(errors="replace")[-4000:] if path.exists() else ""
 
-    def sign_in(self, authorize_url: str, username: str, password: str, redirect_uri: str) -> str:
+    def sign_in(
+        self,
+        authorize_url: str,
+        username: str,
+        password: str,
+        redirect_uri: str,
+        browser: requests.Session | None = None,
+    ) -> str:
         """Go from the authorization request to the redirect back to `redirect_uri`, signing in
-        at the provider's login form on the way; returns that redirect (with code and state)."""
-        browser = requests.Session()
-        browser.trust_env = False
+        at the provider's login form on the way (unless `browser` holds a provider session
+        already); returns that redirect (with code and state)."""
+        browser = browser or self.browser()
         url = authorize_url
         for _ in range(6):
             if url.startswith(redirect_uri):
@@ -94,6 +101,13 @@ class Provider:
                 continue
             raise ProviderError(f"{url} answered {answer.status_code}: {answer.text[:500]}")
         raise ProviderError(f"no redirect back to {redirect_uri}")
+
+    @staticmethod
+    def browser() -> requests.Session:
+        """A browser of its own for the provider's pages (its cookies: the provider session)."""
+        session = requests.Session()
+        session.trust_env = False
+        return session
 
     def set_groups(self, username: str, groups: list[str]) -> None:
         """Give `username` exactly these groups at the provider (its database, directly)."""
@@ -143,6 +157,9 @@ def start_provider(
                 "client_id": client_id,
                 "client_secret": client_secret,
                 "redirect_uri": redirect_uri,
+                # The login page the workbench names after a logout (Django's test client host).
+                "post_logout_redirect_uri": redirect_uri.split("/accounts/")[0]
+                + "/accounts/login/",
                 "users": users,
             }
         )

@@ -3,7 +3,8 @@ workbench as a registered confidential client that skips the consent page.
 
     python -m tests.oidc_provider.seed SEED.json
 
-SEED.json: {"client_id", "client_secret", "redirect_uri", "users": {name: {"password",
+SEED.json: {"client_id", "client_secret", "redirect_uri", "post_logout_redirect_uri",
+"users": {name: {"password",
 "email", "groups": [...]}}}.
 """
 
@@ -37,6 +38,7 @@ def main(path: str) -> None:
         client_type=Application.CLIENT_CONFIDENTIAL,
         authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
         redirect_uris=seed["redirect_uri"],
+        post_logout_redirect_uris=seed["post_logout_redirect_uri"],
         algorithm=Application.RS256_ALGORITHM,
         skip_authorization=True,
     )

@@ -49,4 +49,7 @@ OAUTH2_PROVIDER = {
         "profile": "Name, user name and groups",
     },
     "PKCE_REQUIRED": True,
+    # Logout started by the workbench (RP-initiated), back to it without asking.
+    "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
+    "OIDC_RP_INITIATED_LOGOUT_ALWAYS_PROMPT": False,
 }

@@ -79,13 +79,19 @@ def password_login(client: Any, username: str, password: str) -> Any:
     return client.post("/accounts/login/", {"username": username, "password": password})
 
 
-def oidc_login(client: Any, provider: Provider, username: str, next_url: str = "/projects/") -> Any:
+def oidc_login(
+    client: Any,
+    provider: Provider,
+    username: str,
+    next_url: str = "/projects/",
+    browser: Any = None,
+) -> Any:
     """The authorization code flow as a browser goes through it: the workbench sends it to the
     provider, it signs in there, and comes back to the callback with a code; the workbench
     then fetches the token, keys and userinfo from the provider over HTTP."""
     start = client.get("/accounts/oidc/authenticate/", {"next": next_url})
     assert start.status_code == 302 and start["Location"].startswith(provider.issuer), start
     back = provider.sign_in(
-        start["Location"], username, str(PROVIDER_USERS[username]["password"]), CALLBACK
+        start["Location"], username, str(PROVIDER_USERS[username]["password"]), CALLBACK, browser
     )
     return client.get(back.removeprefix("http://testserver"))

@@ -2,6 +2,8 @@
 (django-oauth-toolkit in a process of its own): the groups claim becomes team roles at each
 login, an account is found by issuer and subject only, failures come back to the login page."""
 
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -82,3 +84,43 @@ def test_without_oidc_its_urls_lead_to_the_login_page(personas) -> None:
         answer = client.get(url)
         assert answer.status_code == 302 and answer["Location"] == "/accounts/login/"
     assert "Sign in with" not in client.get("/accounts/login/").content.decode()
+
+
+def test_logging_out_ends_the_session_at_the_provider_too(personas, oidc_on) -> None:
+    import jwt
+
+    browser = oidc_on.browser()  # the person's browser at the provider (its session cookie)
+    client = Client()
+    assert oidc_login(client, oidc_on, "pia", browser=browser).status_code == 302
+    assert client.get("/projects/").status_code == 200
+    out = client.post("/accounts/logout/")
+    assert out.status_code == 302
+    location = out["Location"]
+    discovery = browser.get(oidc_on.issuer + "/.well-known/openid-configuration", timeout=10)
+    assert location.split("?")[0] == discovery.json()["end_session_endpoint"]
+    query = parse_qs(urlsplit(location).query)
+    assert query["post_logout_redirect_uri"] == ["http://testserver/accounts/login/"]
+    hint = jwt.decode(query["id_token_hint"][0], options={"verify_signature": False})
+    assert hint["aud"] == oidc_on.client_id and hint["iss"] == oidc_on.issuer
+    assert client.get("/projects/").status_code == 302  # ended here...
+    # ...and at the provider, which sends the browser back to the login page.
+    back = browser.get(location, allow_redirects=False, timeout=10)
+    assert back.status_code == 302, back.text[:500]
+    assert back.headers["Location"] == "http://testserver/accounts/login/"
+    # Signing in again needs the password at the provider: its session is gone.
+    start = Client().get("/accounts/oidc/authenticate/")
+    asks = browser.get(start["Location"], allow_redirects=True, timeout=10)
+    assert 'name="password"' in asks.text
+
+
+def test_a_local_or_provider_less_logout_goes_to_the_login_page(
+    personas, oidc_on, settings, login
+) -> None:
+    # A local account's session holds no ID token: a plain logout.
+    out = login(personas["bob"]).post("/accounts/logout/")
+    assert out.status_code == 302 and out["Location"] == "/accounts/login/"
+    settings.OIDC_PROVIDER_LOGOUT = False
+    client = Client()
+    assert oidc_login(client, oidc_on, "pia").status_code == 302
+    out = client.post("/accounts/logout/")
+    assert out.status_code == 302 and out["Location"] == "/accounts/login/"
