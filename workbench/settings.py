@@ -84,7 +84,7 @@ MIDDLEWARE = [
 # Content-Security-Policy on every page: scripts and style sheets from this server only, no
 # inline script or event handler (HTMX is configured not to evaluate or inject any); style
 # attributes are allowed (progress bars). A view that sets its own policy keeps it.
-SECURE_CSP = {
+SECURE_CSP: dict[str, list[str]] = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
     "style-src": [CSP.SELF],
@@ -166,6 +166,13 @@ if OIDC_ISSUER:
         )
     if not OIDC_GROUPS_CLAIM:
         raise ImproperEnvironment("OIDC_GROUPS_CLAIM must not be empty")
+    if OIDC_PROVIDER_LOGOUT:
+        # The logout form's answer redirects on to the provider's end-session endpoint, and
+        # browsers hold a form's redirects to form-action as well.
+        for _url in (OIDC_ISSUER, OIDC_END_SESSION_ENDPOINT):
+            _origin = "/".join(_url.split("/", 3)[:3])
+            if _url and _origin not in SECURE_CSP["form-action"]:
+                SECURE_CSP["form-action"].append(_origin)
 # mozilla-django-oidc reads these; the endpoints come from evaluations.sso.oidc at run time.
 OIDC_RP_CLIENT_ID = OIDC_CLIENT_ID
 OIDC_RP_CLIENT_SECRET = OIDC_CLIENT_SECRET

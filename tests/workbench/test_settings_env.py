@@ -267,3 +267,29 @@ def test_the_directory_sync_is_scheduled_only_with_ldap(tmp_path: Path) -> None:
     assert entry({**ldap, "LDAP_SYNC_MINUTES": "0"}) is None
     refused = run_django(["-c", probe], {**ldap, "LDAP_SYNC_MINUTES": "-5"}, tmp_path)
     assert refused.returncode != 0 and "LDAP_SYNC_MINUTES=-5 is below the minimum" in refused.stderr
+
+
+def test_provider_logout_lets_the_logout_form_go_on_to_the_provider(tmp_path: Path) -> None:
+    probe = (
+        "import json, django; django.setup(); from django.conf import settings as s; "
+        "print(json.dumps(s.SECURE_CSP['form-action']))"
+    )
+    oidc = {
+        "OIDC_ISSUER": "https://id.example.com/realms/gpu",
+        "OIDC_CLIENT_ID": "workbench",
+        "OIDC_CLIENT_SECRET": "s3cret",
+    }
+
+    def form_action(env: dict[str, str]) -> Any:
+        result = run_django(["-c", probe], env, tmp_path)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    assert form_action({}) == ["'self'"]
+    assert form_action(oidc) == ["'self'", "https://id.example.com"]
+    assert form_action({**oidc, "OIDC_END_SESSION_ENDPOINT": "https://out.example.com/x"}) == [
+        "'self'",
+        "https://id.example.com",
+        "https://out.example.com",
+    ]
+    assert form_action({**oidc, "OIDC_PROVIDER_LOGOUT": "false"}) == ["'self'"]
