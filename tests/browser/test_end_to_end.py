@@ -191,7 +191,8 @@ def record_result(page: Page, candidate: str, action: str, outcome: str, **field
     """Open a matrix cell, fill the panel's result form and record it (htmx, no reload)."""
     cell_link(page, candidate, action).click()
     panel = page.locator("#cell-panel")
-    expect(panel.locator("#panel-h")).to_contain_text(action)
+    # The panel loads over htmx: on a busy machine that can take longer than the default 5 s.
+    expect(panel.locator("#panel-h")).to_contain_text(action, timeout=20_000)
     expect(panel.locator(f"form.result-form[action*='/cell/{candidate}/']")).to_have_count(1)
     panel.locator(f"input[name=outcome][value={outcome}]").check()
     for name, value in fields.items():
