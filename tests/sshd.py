@@ -103,9 +103,12 @@ def _start(directory: Path, port: int) -> subprocess.Popen:
     raise RuntimeError("sshd did not start listening in 10 s")
 
 
-def start_node(directory: Path, client: Path | None = None, **env: str) -> SshNode:
+def start_node(
+    directory: Path, client: Path | None = None, *, extra_config: str = "", **env: str
+) -> SshNode:
     """Start one node under `directory` (made here) accepting the key pair at `client` (a new
-    one when None); `env` is set for its SSH sessions."""
+    one when None); `env` is set for its SSH sessions, `extra_config` ends its sshd_config (a
+    ForceCommand, say)."""
     user = ensure_user()
     directory.mkdir(parents=True, exist_ok=True)
     os.chmod(directory, 0o755)
@@ -155,7 +158,7 @@ AllowTcpForwarding no
 PrintMotd no
 SetEnv {setenv}
 LogLevel VERBOSE
-"""
+{extra_config}"""
     )
     process = _start(directory, port)
     return SshNode(

@@ -2,9 +2,11 @@
 
 Each node is reached at the address the network guard checked, and only when the server
 presents the host key pinned for it: a node without a pinned key, or with another key, is
-refused before any credential is sent. Commands run one after another on one connection, each
-with its own time limit; what they print comes back as the push agent's bundle would hold it,
-so the same parsers read it (poc.probes.parsers.parse_bundle).
+refused before any credential is sent. A node's commands run one after another in one remote
+shell session (one channel: see "one session per node" below), each with its own time limit,
+or one channel each where the node's shell does not run the script; what they print comes back
+as the push agent's bundle would hold it, so the same parsers read it
+(poc.probes.parsers.parse_bundle).
 
 Nothing here touches Django; results come back as each node finishes (probe_nodes), so a run
 over many nodes holds a few nodes' output at a time, not all of them.
@@ -12,8 +14,13 @@ over many nodes holds a few nodes' output at a time, not all of them.
 
 import asyncio
 import base64
+import contextvars
 import hashlib
 import queue
+import re
+import secrets
+import shlex
+import signal
 import socket
 import threading
 import time
@@ -28,6 +35,7 @@ from poc.probes import agent
 XID_MARKER = agent.XID_MARKER.decode()
 KERNEL_LOG_COMMANDS = tuple((" ".join(argv), " ".join(argv)) for argv in agent.KERNEL_LOG_COMMANDS)
 OUTPUT_LIMIT = 32 * 1024 * 1024
+STDERR_LIMIT = 65536
 
 
 class ConnectorError(Exception):
@@ -121,13 +129,44 @@ def _host_key_algorithms(key: asyncssh.SSHKey) -> list[str]:
     return [name]
 
 
+# asyncssh's default ciphers, AES-GCM first: as strong as ChaCha20-Poly1305 (both AEAD, no
+# separate MAC), and cheaper on both sides where the CPU has AES instructions.
+ENCRYPTION_ALGS = (
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-gcm@openssh.com",
+    "aes256-ctr",
+    "aes192-ctr",
+    "aes128-ctr",
+)
+# The keys read during one run (probe_nodes), by their text: a run reads its cluster's key once,
+# not once a node (reading an RSA key checks it, which takes a good part of a second).
+_RUN_KEYS: contextvars.ContextVar[dict[tuple[str, str], asyncssh.SSHKey] | None] = (
+    contextvars.ContextVar("ssh_run_keys", default=None)
+)
+
+
+def _import_key(text: str, passphrase: str = "", *, private: bool) -> asyncssh.SSHKey:
+    keys = _RUN_KEYS.get()
+    cached = keys.get((text, passphrase)) if keys is not None else None
+    if cached is not None:
+        return cached
+    if private:
+        key = asyncssh.import_private_key(text, passphrase or None)
+    else:
+        key = asyncssh.import_public_key(text)
+    if keys is not None:
+        keys[(text, passphrase)] = key
+    return key
+
+
 def _connect_options(node: SshNode) -> dict[str, Any]:
     if not node.host_key:
         raise ConnectorError(
             "no host key is pinned for this node: test the connection and confirm its key first"
         )
     try:
-        pinned = asyncssh.import_public_key(node.host_key)
+        pinned = _import_key(node.host_key, private=False)
     except (asyncssh.KeyImportError, ValueError):
         raise ConnectorError("the pinned host key cannot be read") from None
     options: dict[str, Any] = {
@@ -141,10 +180,11 @@ def _connect_options(node: SshNode) -> dict[str, Any]:
         "agent_path": None,  # never the worker's own SSH agent
         "config": [],  # nor its ~/.ssh/config
         "preferred_auth": "publickey,keyboard-interactive,password",
+        "encryption_algs": list(ENCRYPTION_ALGS),
     }
     if node.private_key:
         try:
-            key = asyncssh.import_private_key(node.private_key, node.passphrase or None)
+            key = _import_key(node.private_key, node.passphrase, private=True)
         except (asyncssh.KeyImportError, ValueError):
             raise ConnectorError(
                 "the private key cannot be read (wrong format or passphrase)"
@@ -174,14 +214,15 @@ async def fetch_host_key(address: str, port: int, *, timeout: float = 15.0) -> s
 async def _run(
     conn: asyncssh.SSHClientConnection, name: str, command: str, timeout: float
 ) -> dict[str, Any]:
+    """One command on a channel of its own (the way when the batch cannot be used)."""
     started = time.monotonic()
     entry: dict[str, Any] = {"name": name, "command": command, "exit_code": None}
     try:
-        done = await conn.run(command, check=False, timeout=timeout)
+        done = await conn.run(command, check=False, timeout=timeout, errors="replace")
     except asyncssh.TimeoutError as exc:
         entry.update(
             stdout=str(exc.stdout or "")[:OUTPUT_LIMIT],
-            stderr=str(exc.stderr or "")[:65536],
+            stderr=str(exc.stderr or "")[:STDERR_LIMIT],
             error=f"timed out after {timeout:g} s",
         )
     except (asyncssh.Error, OSError) as exc:
@@ -190,7 +231,7 @@ async def _run(
         entry.update(
             exit_code=done.exit_status,
             stdout=str(done.stdout or "")[:OUTPUT_LIMIT],
-            stderr=str(done.stderr or "")[:65536],
+            stderr=str(done.stderr or "")[:STDERR_LIMIT],
             error=None,
         )
         if done.exit_signal:
@@ -203,14 +244,313 @@ def _succeeded(entry: dict[str, Any]) -> bool:
     return entry["error"] is None and entry["exit_code"] == 0
 
 
-async def _query_gpu(conn: asyncssh.SSHClientConnection, timeout: float) -> dict[str, Any]:
-    """--query-gpu with the agent's fields, adapted to what the node's driver knows."""
+def _add_note(entry: dict[str, Any], note: str) -> None:
+    if note:
+        entry["note"] = f"{entry['note']}; {note}" if entry.get("note") else note
+
+
+# --- one session per node ---------------------------------------------------------------------
+#
+# A node's commands run in one remote shell session: one channel, one round trip, one login
+# shell, instead of one of each per command. The script (POSIX sh) frames each command's
+# stdout and stderr with markers holding a nonce drawn for this run, which no command can
+# know, and the end marker on stdout carries the command's exit status; coreutils `timeout`
+# keeps each command's own time limit. Where the shell does not run the script (a restricted
+# shell, a forced command) or has no `timeout`, the commands run one channel each, as before.
+
+KILL_GRACE = 5  # s from a command's TERM at its time limit to its KILL (timeout -k)
+BATCH_SLACK = 5.0  # s more the client waits for a command of the batch before it cuts the batch
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./,:+@%=-]+\Z")
+_SIGNALS = {int(s): s.name.removeprefix("SIG") for s in signal.Signals}
+
+# Each command's begin marker goes out with the previous command's end marker, in one write
+# per stream: fewer packets for both sides to handle. Where the client is gone (it cut the
+# batch), the script stops instead of running the rest unseen.
+_SCRIPT = r"""_wb_n=@NONCE@
+_wb_p=
+_wb_r() {
+  _wb_i=$1; shift
+  printf '%s%s:%s:b\n' "$_wb_p" "$_wb_n" "$_wb_i" || exit 1
+  printf '%s%s:%s:b\n' "$_wb_p" "$_wb_n" "$_wb_i" >&2 || exit 1
+  timeout -k @GRACE@ @LIMIT@ "$@" </dev/null
+  _wb_s=$?
+  _wb_p="
+${_wb_n}:${_wb_i}:e:${_wb_s}
+"
+}
+if timeout -k 1 9 true </dev/null >/dev/null 2>&1; then
+  printf '%s:h:1\n' "$_wb_n"
+else
+  printf '%s:h:0\n' "$_wb_n"; exit 0
+fi"""
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One command of a node's batch. `plain`: its words run as they are (the GPU commands);
+    otherwise the login shell reads it, as on a channel of its own. Steps of one `group` stop
+    at the first that exits 0 (the kernel log: dmesg, else journalctl)."""
+
+    name: str
+    command: str
+    plain: bool = True
+    group: str = ""
+
+
+def _seconds(value: float) -> str:
+    return f"{max(value, 0.001):.3f}".rstrip("0").rstrip(".")
+
+
+def _words(step: _Step) -> str:
+    words = step.command.split()
+    if step.plain and words and "=" not in words[0] and all(map(_PLAIN_WORD.match, words)):
+        return " ".join(words)
+    return '"${SHELL:-/bin/sh}" -c ' + shlex.quote(step.command)
+
+
+def _batch_script(nonce: str, steps: Sequence[_Step], timeout: float) -> str:
+    """The POSIX sh script running `steps` in order, each framed on both streams."""
+    lines = [
+        _SCRIPT.replace("@NONCE@", nonce)
+        .replace("@GRACE@", str(KILL_GRACE))
+        .replace("@LIMIT@", _seconds(timeout))
+    ]
+    for index, step in enumerate(steps):
+        run = f"_wb_r {index} {_words(step)}"
+        if step.group:
+            # Only while no earlier command of the group exited 0.
+            run = f'if [ -z "$_wb_k" ]; then {run}; [ "$_wb_s" = 0 ] && _wb_k={index}; fi'
+            if index == 0 or steps[index - 1].group != step.group:
+                lines.append("_wb_k=")
+        lines.append(run)
+    lines.append("""printf '%s' "$_wb_p"; printf '%s' "$_wb_p" >&2""")
+    return "\n".join(lines) + "\n"
+
+
+class _Splitter:
+    """One stream of a batch (stdout or stderr), split at its markers as it arrives; each
+    command's part is kept up to `limit` bytes."""
+
+    def __init__(self, nonce: str, limit: int) -> None:
+        self.nonce = nonce.encode()
+        self.limit = limit
+        self.marker = re.compile(re.escape(self.nonce) + rb":(?:h:(\d)|(\d+):b)\n")
+        self.header: bytes | None = None
+        self.parts: dict[int, bytearray] = {}
+        self.status: dict[int, int] = {}
+        self.began: dict[int, float] = {}
+        self.ended: dict[int, float] = {}
+        self.current: int | None = None
+        self.last = time.monotonic()  # when the last marker came
+        self.eof = False
+        self.stray = bytearray()  # the first bytes seen outside any command's frame
+        self._pending = b""
+
+    def _keep(self, data: bytes) -> None:
+        assert self.current is not None
+        part = self.parts[self.current]
+        room = self.limit - len(part)
+        if room > 0:
+            part += data[:room]
+
+    def _drop(self, data: bytes) -> None:
+        if len(self.stray) < 200:
+            self.stray += data[: 200 - len(self.stray)]
+
+    def feed(self, data: bytes, now: float) -> None:
+        buffer = self._pending + data
+        while True:
+            if self.current is None:
+                found = self.marker.search(buffer)
+                if found is None:
+                    # Anything between the commands (a shell's complaint, a banner) is dropped.
+                    keep = len(self.nonce) + 24
+                    self._drop(buffer[: max(len(buffer) - keep, 0)])
+                    self._pending = buffer[-keep:]
+                    return
+                self._drop(buffer[: found.start()])
+                if found.group(1) is not None:
+                    self.header = found.group(1)
+                else:
+                    self.current = int(found.group(2))
+                    self.parts[self.current] = bytearray()
+                    self.began[self.current] = now
+                self.last = now
+                buffer = buffer[found.end() :]
+                continue
+            end = b"\n%s:%d:e:" % (self.nonce, self.current)
+            at = buffer.find(end)
+            if at < 0:
+                keep = len(end) - 1
+                if len(buffer) > keep:
+                    self._keep(buffer[: len(buffer) - keep])
+                    buffer = buffer[len(buffer) - keep :]
+                self._pending = buffer
+                return
+            line_end = buffer.find(b"\n", at + len(end))
+            if line_end < 0:  # the status is still on its way
+                self._keep(buffer[:at])
+                self._pending = buffer[at:]
+                return
+            self._keep(buffer[:at])
+            status = buffer[at + len(end) : line_end]
+            self.status[self.current] = int(status) if status.isdigit() else -1
+            self.ended[self.current] = now
+            self.current, self.last = None, now
+            buffer = buffer[line_end + 1 :]
+
+    def finish(self) -> None:
+        """The stream ended or was cut: what the current command printed so far is its part."""
+        if self.current is not None:
+            self._keep(self._pending)
+        else:
+            self._drop(self._pending)
+        self._pending = b""
+
+    def text(self, index: int) -> str:
+        return bytes(self.parts.get(index, b"")).decode("utf-8", "replace")[: self.limit]
+
+
+@dataclass
+class _Batch:
+    """What the batch gave: an entry per command it ran (None where it did not reach), and a
+    note for the commands that then run on channels of their own ("" when none need to)."""
+
+    entries: list[dict[str, Any] | None]
+    note: str = ""
+
+
+async def _pump(reader: Any, splitter: _Splitter) -> None:
+    while chunk := await reader.read(65536):
+        splitter.feed(chunk, time.monotonic())
+    splitter.eof = True
+
+
+def _deadline(out: _Splitter, timeout: float) -> float:
+    if out.eof:  # every command is done: stderr's end is on its way
+        return out.last + BATCH_SLACK
+    if out.current is not None:
+        return out.last + timeout + KILL_GRACE + BATCH_SLACK
+    return out.last + timeout + BATCH_SLACK
+
+
+async def _run_batch(
+    conn: asyncssh.SSHClientConnection, steps: Sequence[_Step], timeout: float
+) -> _Batch:
+    nonce = secrets.token_hex(16)
+    out, err = _Splitter(nonce, OUTPUT_LIMIT), _Splitter(nonce, STDERR_LIMIT)
+    batch = _Batch(entries=[None] * len(steps))
+    cut = ""
+    try:
+        process = await conn.create_process(
+            _batch_script(nonce, steps, timeout), encoding=None, stdin=asyncssh.DEVNULL
+        )
+    except (asyncssh.Error, OSError) as exc:
+        batch.note = f"the batch could not start ({_describe(exc)[1]})"
+        return batch
+    pumps = asyncio.gather(_pump(process.stdout, out), _pump(process.stderr, err))
+    try:
+        while not pumps.done():
+            wait = _deadline(out, timeout) - time.monotonic()
+            if wait <= 0:
+                cut = f"timed out after {timeout:g} s"
+                break
+            await asyncio.wait({pumps}, timeout=min(wait, 1.0))  # deadlines move as it goes
+        else:
+            pumps.result()
+    except (asyncssh.Error, OSError) as exc:
+        cut = _describe(exc)[1]
+    finally:
+        pumps.cancel()
+        await asyncio.gather(pumps, return_exceptions=True)
+        process.close()
+        out.finish()
+        err.finish()
+    if out.header is None:
+        said = bytes(err.stray or out.stray).decode("utf-8", "replace").strip().splitlines()
+        if cut:
+            batch.note = f"the batch script gave nothing before it was cut ({cut})"
+        else:
+            batch.note = "the node's shell did not run the batch script (a restricted shell or " + (
+                f"a forced command? it said: {said[0][:120]})" if said else "a forced command?)"
+            )
+        return batch
+    if out.header != b"1":
+        batch.note = "the node has no `timeout` command to limit each command of one session"
+        return batch
+    now = time.monotonic()
+    for index, step in enumerate(steps):
+        if index in out.began:
+            batch.entries[index] = _batch_entry(step, index, out, err, timeout, cut, now)
+            if index not in out.status:
+                batch.note = f"the batch was cut at `{step.name}` ({cut or 'it ended early'})"
+    return batch
+
+
+def _batch_entry(
+    step: _Step,
+    index: int,
+    out: _Splitter,
+    err: _Splitter,
+    timeout: float,
+    cut: str,
+    now: float,
+) -> dict[str, Any]:
+    seconds = out.ended.get(index, now) - out.began[index]
+    entry: dict[str, Any] = {
+        "name": step.name,
+        "command": step.command,
+        "exit_code": None,
+        "stdout": out.text(index),
+        "stderr": err.text(index),
+        "error": None,
+        "duration_s": round(seconds, 3),
+    }
+    status = out.status.get(index)
+    if status is None:
+        entry["error"] = cut or "the node's shell ended before the command did"
+    elif status in (124, 137, 143) and seconds >= timeout * 0.9:
+        # `timeout` ended it (coreutils: 124, or 137 after the KILL; BusyBox: 143)
+        entry["error"] = f"timed out after {timeout:g} s"
+    else:
+        entry["exit_code"] = status
+        if status - 128 in _SIGNALS and status > 128:
+            entry["error"] = f"killed by signal {_SIGNALS[status - 128]}"
+    return entry
+
+
+async def _batched(
+    conn: asyncssh.SSHClientConnection, steps: Sequence[_Step], timeout: float
+) -> _Batch:
+    """Every step's entry, from the batch where it could run them, else from channels of their
+    own (with a note saying why); the steps of a group the batch did not reach stay None for
+    the group's own rule (_kernel_log)."""
+    batch = await _run_batch(conn, steps, timeout)
+    note = f"run on a channel of its own: {batch.note}" if batch.note else ""
+    for index, step in enumerate(steps):
+        if batch.entries[index] is None and not step.group:
+            entry = await _run(conn, step.name, step.command, timeout)
+            _add_note(entry, note)
+            batch.entries[index] = entry
+    batch.note = note
+    return batch
+
+
+async def _query_gpu(
+    conn: asyncssh.SSHClientConnection, timeout: float, first: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """--query-gpu with the agent's fields, adapted to what the node's driver knows; `first`:
+    the answer to the full field list when the batch already asked (another round trip only
+    when the driver refused a field)."""
     fields = list(agent.QUERY_FIELDS)
     renamed, dropped = False, []
     entry: dict[str, Any] = {}
-    for _attempt in range(len(fields) + 2):
+    for attempt in range(len(fields) + 2):
         args = "--query-gpu=" + ",".join(fields) + " --format=csv"
-        entry = await _run(conn, f"nvidia-smi {args}", f"nvidia-smi {args}", timeout)
+        if attempt == 0 and first is not None:
+            entry = first
+        else:
+            entry = await _run(conn, f"nvidia-smi {args}", f"nvidia-smi {args}", timeout)
         match = agent.INVALID_FIELD.search(entry["stdout"] + entry["stderr"])
         if entry["exit_code"] == 0 or not match or match.group(1) not in fields:
             break
@@ -224,18 +564,28 @@ async def _query_gpu(conn: asyncssh.SSHClientConnection, timeout: float) -> dict
         if not fields:
             break
     if dropped:
-        entry["note"] = "fields this driver does not know were left out: " + ", ".join(dropped)
+        _add_note(entry, "fields this driver does not know were left out: " + ", ".join(dropped))
     return entry
 
 
-async def _kernel_log(conn: asyncssh.SSHClientConnection, timeout: float) -> list[dict[str, Any]]:
+async def _kernel_log(
+    conn: asyncssh.SSHClientConnection,
+    timeout: float,
+    ran: Sequence[dict[str, Any] | None] = (),
+    note: str = "",
+) -> list[dict[str, Any]]:
+    """The kernel log commands in order until one succeeds; `ran`: the entries the batch
+    already has for them (None past where it stopped), the rest run on channels of their own."""
     entries = []
-    for name, command in KERNEL_LOG_COMMANDS:
-        entry = await _run(conn, name, command, timeout)
+    for index, (name, command) in enumerate(KERNEL_LOG_COMMANDS):
+        entry = ran[index] if index < len(ran) else None
+        if entry is None:
+            entry = await _run(conn, name, command, timeout)
+            _add_note(entry, note)
         entry["stdout"] = "".join(
             line for line in entry["stdout"].splitlines(keepends=True) if XID_MARKER in line
         )
-        entry["note"] = "only the lines containing 'NVRM: Xid' are kept"
+        _add_note(entry, "only the lines containing 'NVRM: Xid' are kept")
         if entry["error"] is None and agent.PERMISSION_TEXT.search(entry["stderr"]):
             entry["error"] = "permission denied"
         entries.append(entry)
@@ -246,17 +596,49 @@ async def _kernel_log(conn: asyncssh.SSHClientConnection, timeout: float) -> lis
 
 Commands = Sequence[tuple[str, str]]
 
+HOSTNAME = _Step("hostname", "hostname")
+
+
+def _gpu_steps() -> list[_Step]:
+    query = "nvidia-smi --query-gpu=" + ",".join(agent.QUERY_FIELDS) + " --format=csv"
+    plain = ["nvidia-smi -q -x", query, "nvidia-smi -L"]
+    plain += ["nvidia-smi nvlink -s", "nvidia-smi nvlink -e"]
+    return [_Step(c, c) for c in plain] + [
+        _Step(name, command, group="kernel log") for name, command in KERNEL_LOG_COMMANDS
+    ]
+
+
+async def _node_outputs(
+    conn: asyncssh.SSHClientConnection,
+    timeout: float,
+    commands: Commands | None,
+    *,
+    hostname: bool,
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """(the `hostname` entry when asked, the outputs): the GPU node commands, or `commands`,
+    in one session where the node allows it."""
+    lead = [HOSTNAME] if hostname else []
+    if commands is None:
+        steps = lead + _gpu_steps()
+    else:
+        steps = lead + [_Step(name, command, plain=False) for name, command in commands]
+    batch = await _batched(conn, steps, timeout)
+    host = batch.entries[0] if hostname else None
+    rest = batch.entries[len(lead) :]
+    if commands is not None:
+        return host, [entry for entry in rest if entry is not None]
+    smi = [entry for entry in rest[:5] if entry is not None]  # none is None: not a group
+    outputs = [smi[0], await _query_gpu(conn, timeout, first=smi[1]), *smi[2:]]
+    outputs += await _kernel_log(conn, timeout, rest[5:], batch.note)
+    return host, outputs
+
 
 async def gpu_node_outputs(
     conn: asyncssh.SSHClientConnection, timeout: float
 ) -> list[dict[str, Any]]:
-    """The node commands of the push agent, run over one connection."""
-    outputs = [await _run(conn, "nvidia-smi -q -x", "nvidia-smi -q -x", timeout)]
-    outputs.append(await _query_gpu(conn, timeout))
-    for words in ("-L", "nvlink -s", "nvlink -e"):
-        outputs.append(await _run(conn, f"nvidia-smi {words}", f"nvidia-smi {words}", timeout))
-    outputs += await _kernel_log(conn, timeout)
-    return outputs
+    """The node commands of the push agent, run over one connection (in one session where the
+    node's shell allows it)."""
+    return (await _node_outputs(conn, timeout, None, hostname=False))[1]
 
 
 async def probe_node(node: SshNode, commands: Commands | None = None) -> NodeResult:
@@ -267,16 +649,11 @@ async def probe_node(node: SshNode, commands: Commands | None = None) -> NodeRes
     try:
         options = _connect_options(node)
         async with asyncssh.connect(**options) as conn:
-            hostname = await _run(conn, "hostname", "hostname", node.command_timeout)
-            if _succeeded(hostname):
+            hostname, result.outputs = await _node_outputs(
+                conn, node.command_timeout, commands, hostname=True
+            )
+            if hostname is not None and _succeeded(hostname):
                 result.remote_host = hostname["stdout"].strip()[:255]
-            if commands is None:
-                result.outputs = await gpu_node_outputs(conn, node.command_timeout)
-            else:
-                result.outputs = [
-                    await _run(conn, name, command, node.command_timeout)
-                    for name, command in commands
-                ]
     except ConnectorError as exc:
         result.failure, result.error = "error", str(exc)
         if "host key" in str(exc):
@@ -295,6 +672,8 @@ async def _probe_all(
     should_stop: Callable[[], bool],
 ) -> None:
     semaphore = asyncio.Semaphore(max(1, concurrency))
+    keys: dict[tuple[str, str], asyncssh.SSHKey] = {}
+    token = _RUN_KEYS.set(keys)  # the node tasks below start in this context
 
     async def one(node: SshNode) -> None:
         # The result is handed on here, not returned: a finished task keeps what it returns
@@ -315,6 +694,8 @@ async def _probe_all(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        _RUN_KEYS.reset(token)
+        keys.clear()
 
 
 _DONE = object()
