@@ -63,8 +63,8 @@ def library_settings() -> dict[str, Any]:
     }
 
 
-def bind(dn: str, password: str) -> None:
-    """Bind to the directory as `dn` (raises ldap.LDAPError), as the backend would."""
+def _bound(dn: str, password: str) -> Any:
+    """A connection to the directory, bound as `dn` (raises ldap.LDAPError)."""
     connection = ldap.initialize(settings.LDAP_SERVER_URI)
     try:
         for option, value in connection_options().items():
@@ -72,8 +72,15 @@ def bind(dn: str, password: str) -> None:
         if settings.LDAP_START_TLS:
             connection.start_tls_s()
         connection.simple_bind_s(dn, password)
-    finally:
+    except ldap.LDAPError:
         connection.unbind_s()
+        raise
+    return connection
+
+
+def bind(dn: str, password: str) -> None:
+    """Bind to the directory as `dn` (raises ldap.LDAPError), as the backend would."""
+    _bound(dn, password).unbind_s()
 
 
 class DirectoryBackend(LDAPBackend):
@@ -196,16 +203,6 @@ class DirectorySync:
     problem: str = ""  # why nothing (or no deactivation) was done
 
 
-def _service_connection() -> Any:
-    connection = ldap.initialize(settings.LDAP_SERVER_URI)
-    for option, value in connection_options().items():
-        connection.set_option(option, value)
-    if settings.LDAP_START_TLS:
-        connection.start_tls_s()
-    connection.simple_bind_s(settings.LDAP_BIND_DN, settings.LDAP_BIND_PASSWORD)
-    return connection
-
-
 def _entry(connection: Any, name: str) -> tuple[str, dict[str, list[bytes]]] | None:
     """The directory entry of user name `name`, or None when the directory answers that there
     is none. Raises ldap.LDAPError when it does not answer."""
@@ -246,7 +243,7 @@ def directory_sync(*, allow_mass_deactivation: bool = False) -> DirectorySync:
     gone: list[SsoIdentity] = []
     present: list[tuple[SsoIdentity, set[str]]] = []
     try:
-        connection = _service_connection()
+        connection = _bound(settings.LDAP_BIND_DN, settings.LDAP_BIND_PASSWORD)
         try:
             for identity in identities:
                 entry = _entry(connection, identity.subject)
