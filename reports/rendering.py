@@ -3,6 +3,7 @@ numbers, a table of contents, repeating table headers, CJK text in an embedded N
 
 import gc
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.translation import gettext as _
 
 from evaluations.models import TeamRole
 from reports.exports import OUTCOME_ORDER
@@ -77,17 +79,93 @@ def _summary_context(snapshot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# The evidence index is a monospaced grid rather than a table: one text block per candidate
+# lays out several times faster than a table's cells (docs/performance.md). Widths are cells
+# of Noto Sans Mono CJK, where a wide (CJK) character takes exactly two: key, name, SHA-256
+# or address, who and when. 168 cells of 3 pt (6 pt type) fit the 182 mm text width.
+INDEX_COLUMNS = (30, 24, 66, 45)
+
+
+def _cell_width(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _cut(text: str, width: int) -> list[str]:
+    """`text` in pieces of at most `width` cells, in order; a long value continues on the
+    next lines of its own column, so nothing is cut off."""
+    text = " ".join(text.split())  # tabs and line breaks would break the grid
+    if text.isascii():
+        return [text[i : i + width] for i in range(0, len(text), width)] or [""]
+    pieces: list[str] = []
+    piece: list[str] = []
+    used = 0
+    for ch in text:
+        cells = 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if used + cells > width and piece:
+            pieces.append("".join(piece))
+            piece, used = [], 0
+        piece.append(ch)
+        used += cells
+    pieces.append("".join(piece))
+    return pieces
+
+
+def index_lines(rows: list[tuple[str, ...]], widths: tuple[int, ...] = INDEX_COLUMNS) -> str:
+    """Rows of fields as lines of a monospaced grid, each field in its column."""
+    lines = []
+    for fields in rows:
+        columns = [_cut(field, width) for field, width in zip(fields, widths, strict=True)]
+        for i in range(max(len(c) for c in columns)):
+            line = []
+            for pieces, width in zip(columns, widths, strict=True):
+                piece = pieces[i] if i < len(pieces) else ""
+                line.append(piece + " " * (width - _cell_width(piece)))
+            lines.append(" ".join(line).rstrip())
+    return "\n".join(lines)
+
+
 def _evidence_groups(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
-    """The evidence index by candidate, in the sheet's column order, each in recorded order."""
+    """The evidence index by candidate, in the sheet's column order, each in recorded order,
+    as lines of the index's grid."""
     names = {c["slug"]: f"{c['solution']} {c['version']}".strip() for c in snapshot["candidates"]}
     groups: dict[str, list[dict[str, Any]]] = {slug: [] for slug in names}
     for item in snapshot.get("evidence", []):
         groups.setdefault(item["candidate"], []).append(item)
     return [
-        {"name": names.get(slug) or rows[0].get("candidate_name") or slug, "rows": rows}
+        {
+            "name": names.get(slug) or rows[0].get("candidate_name") or slug,
+            "count": len(rows),
+            "lines": index_lines(
+                [
+                    (
+                        e["action"],
+                        e["name"],
+                        e["sha256"] or e["url"],
+                        f"{e['recorded_by']} {e['recorded_at'][:16].replace('T', ' ')}".strip(),
+                    )
+                    for e in rows
+                ]
+            ),
+        }
         for slug, rows in groups.items()
         if rows
     ]
+
+
+def evidence_index_header() -> str:
+    """The index's column titles on the same grid, in the active language."""
+    return index_lines(
+        [
+            (
+                str(_("Action")),
+                str(_("Name")),
+                str(_("SHA-256 or address")),
+                str(_("Recorded")),
+            )
+        ]
+    )
 
 
 def sheet_keywords(sheet: Sheet) -> str:
@@ -122,6 +200,7 @@ def sheet_html(
                 or snapshot["matrix"]["columns"],
                 **_summary_context(snapshot),
                 "evidence_groups": _evidence_groups(snapshot),
+                "evidence_header": evidence_index_header(),
                 "keywords": sheet_keywords(sheet),
                 "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
                 "outcome_order": OUTCOME_ORDER,
