@@ -28,6 +28,39 @@ SOURCE = "nvidia-smi -q -x"
 # of a GPU's element). They are cut out of the text before parsing: parsing is what costs.
 _SKIPPED_BLOCKS = ("supported_clocks", "processes", "accounted_processes")
 
+_ROOT_OPEN = "<nvidia_smi_log>"
+_ROOT_CLOSE = "</nvidia_smi_log>"
+
+# NVML's error strings. Where NVML fails for one field, nvidia-smi writes the error text in its
+# place, bare in the XML ("GPU is lost", "Timeout"), bracketed in -q and CSV. The shared markers
+# (values.known) cover the bracketed form and some of the words; these are the rest. A name,
+# UUID or serial that reads like one of them is unknown, never the GPU's name or identity.
+_NVML_ERRORS = frozenset(
+    {
+        "gpu is lost",
+        "not found",
+        "timeout",
+        "no data",
+        "uninitialized",
+        "driver not loaded",
+        "function not found",
+        "corrupted inforom",
+        "invalid argument",
+        "memory allocation failed",
+        "insufficient resources",
+        "insufficient external power",
+        "insufficient size",
+        "operating system call failed",
+        "argument version mismatch",
+        "in use",
+        "no permission",
+        "already initialized",
+        "interrupted by system call",
+        "irq issue",
+        "library not found",
+    }
+)
+
 
 def _without_blocks(text: str) -> str:
     for tag in _SKIPPED_BLOCKS:
@@ -73,6 +106,30 @@ def _parse_tree(text: str) -> Element:
     except (ValueError, UnicodeError, OverflowError) as exc:
         raise ParseError(f"unreadable XML: {exc}") from None
     return root
+
+
+def _last_document(text: str) -> tuple[str, int]:
+    """The last complete document of `text` and how many documents it holds.
+
+    `nvidia-smi -q -x -l N` writes one whole document every N seconds; the last complete one is
+    the newest reading (a loop stopped mid-write leaves an unfinished document after it).
+    """
+    count = text.count(_ROOT_OPEN)
+    if count < 2:
+        return text, count
+    end = text.rfind(_ROOT_CLOSE)
+    start = text.rfind(_ROOT_OPEN, 0, end) if end >= 0 else -1
+    if start < 0:
+        return text, count
+    return text[start : end + len(_ROOT_CLOSE)], count
+
+
+def _word(raw: str | None) -> str | None:
+    """A free-text value (name, UUID, serial, state), None for a marker or an NVML error."""
+    value = v.to_text(raw)
+    if value is None or value.lower() in _NVML_ERRORS:
+        return None
+    return value
 
 
 def _text(element: Element | None, *path: str) -> str | None:
@@ -163,7 +220,7 @@ def _mig_devices(gpu: Element) -> list[MigDevice]:
                     "profile": None,
                     "profile_id": None,
                     "memory_total_mib": memory,
-                    "uuid": v.to_text(_text(element, "uuid")),
+                    "uuid": _word(_text(element, "uuid")),
                 },
             )
         )
@@ -184,11 +241,11 @@ def _gpu(element: Element, position: int) -> GpuFacts:
     remapped = element.find("remapped_rows")
     return new_gpu(
         index=position,
-        name=v.to_text(_text(element, "product_name")),
+        name=_word(_text(element, "product_name")),
         pci_device_id=v.pci_device_id(_text(pci, "pci_device_id")),
         pci_bus_id=v.bus_id(_text(pci, "pci_bus_id")) or v.bus_id(element.get("id")),
-        uuid=v.to_text(_text(element, "uuid")),
-        serial=v.to_text(_text(element, "serial")),
+        uuid=_word(_text(element, "uuid")),
+        serial=_word(_text(element, "serial")),
         memory_total_mib=v.to_mib(_text(element, "fb_memory_usage", "total")),
         memory_used_mib=v.to_mib(_text(element, "fb_memory_usage", "used")),
         persistence_mode=v.to_bool(_text(element, "persistence_mode")),
@@ -239,7 +296,8 @@ def _gpu(element: Element, position: int) -> GpuFacts:
         sm_clock_max_mhz=v.to_mhz(_text(element, "max_clocks", "sm_clock")),
         utilization_gpu_pct=v.to_percent(_text(element, "utilization", "gpu_util")),
         clock_event_reasons=_reasons(element),
-        fabric_state=v.to_text(_text(element, "fabric", "state")),
+        fabric_state=_word(_text(element, "fabric", "state")),
+        # The status is "Success" or the NVML error of the registration: an error is its value.
         fabric_status=v.to_text(_text(element, "fabric", "status")),
     )
 
@@ -248,15 +306,21 @@ def parse_smi_xml(text: str) -> NodeFacts:
     """Facts from `nvidia-smi -q -x` output; ParseError for anything else or refused XML."""
     if "<" not in text:
         raise ParseError("not nvidia-smi XML: no XML element")
+    text, documents = _last_document(text)
     root = _parse_tree(_without_blocks(text))
     if root.tag != "nvidia_smi_log":
         raise ParseError(f"not nvidia-smi output: XML root element is <{root.tag[:40]}>")
     gpus = [_gpu(element, position) for position, element in enumerate(root.findall("gpu"))]
+    warnings = unindexed(gpus, v.to_int(_text(root, "attached_gpus")))
+    if documents > 1:
+        warnings.append(
+            f"{documents} documents (a query run with -l): the last complete one is read"
+        )
     return new_node(
         # R610 renames the versions (see smi_text.versions_of); the new tags win.
         driver_version=v.to_version(_first(root, ("kmd_version",), ("driver_version",))),
         cuda_version=v.to_version(_first(root, ("cuda_umd_version",), ("cuda_version",))),
         gpus=gpus,
         sources=[SOURCE],
-        warnings=unindexed(gpus, v.to_int(_text(root, "attached_gpus"))),
+        warnings=warnings,
     )
