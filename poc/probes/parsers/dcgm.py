@@ -181,5 +181,12 @@ def parse_dcgm(text: str) -> NodeFacts:
     if section is not document:
         tests += _tests(None, document.get("tests"))
     if not tests:
+        # A diagnostic that could not run says why in "runtime_error" (DCGM 2.x-4.x), beside
+        # the version and the driver it detected.
+        for holder in (section, document):
+            reason = holder.get("runtime_error")
+            if isinstance(reason, str) and reason.strip():
+                text = " ".join(reason.split())
+                raise ParseError(f"dcgmi diag did not run: {text}"[:500])
         raise ParseError("dcgmi diag output holds no test results")
     return new_node(driver_version=_driver(document, section), dcgm=tests, sources=[SOURCE])

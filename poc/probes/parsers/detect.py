@@ -25,7 +25,7 @@ from . import values as v
 from .kernel_log import find_xid
 from .nvlink import LINK_LINE
 from .query_csv import header_fields
-from .smi_list import gpu_line
+from .smi_list import gpu_line, smi_notice
 from .values import ParseError
 
 KINDS = (
@@ -124,6 +124,10 @@ def detect(data: str) -> str:
     lines = _lines(text)
     if _is_capture(lines):
         return "capture"
+    # nvidia-smi's notices about a troubled GPU ("WARNING: infoROM is corrupted at gpu ...",
+    # "Unable to determine the device handle for GPU ...") stand before or among the lines
+    # of any of its outputs: the output is what the other lines are.
+    lines = [line for line in lines if smi_notice(line) is None] or lines
     # Bundles and dcgmi documents are JSON objects; a leading "[" is a dmesg time stamp.
     if stripped[0] == "{" or ("{" in text and '"DCGM' in text):
         if "workbench-probe-bundle/" in text:

@@ -21,7 +21,7 @@ import re
 from poc.probes.facts import GpuFacts, NodeFacts, NvLink, new_node
 
 from . import values as v
-from .smi_list import gpu_line
+from .smi_list import gpu_line, smi_notice
 from .values import ParseError
 
 STATUS_SOURCE = "nvidia-smi nvlink -s"
@@ -33,12 +33,19 @@ _SPEED = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*GB/s", re.IGNORECASE)
 _MAX_STATUS = 200
 # "NVML: Unable to retrieve NVLink information as all links are inActive"
 _ALL_INACTIVE = re.compile(r"all links are inactive", re.IGNORECASE)
+# "Nvlink queries are not supported for Devices in MIG mode"
+_MIG_MODE = re.compile(r"not supported for devices in mig mode", re.IGNORECASE)
 _COUNTER = re.compile(r"\s*([A-Za-z][A-Za-z0-9 ()_/.-]{0,80}?)\s*:\s*(\S+)\s*$")
 
 
-def _blocks(text: str) -> list[tuple[GpuFacts, list[str]]]:
+def _blocks(text: str, notices: list[str]) -> list[tuple[GpuFacts, list[str]]]:
+    """Each GPU line with the lines under it; nvidia-smi's notices go to `notices`."""
     blocks: list[tuple[GpuFacts, list[str]]] = []
     for line in text.split("\n"):
+        notice = smi_notice(line)
+        if notice is not None:
+            notices.append(f"nvidia-smi: {notice}")
+            continue
         gpu = gpu_line(line, uuid_required=False)
         if gpu is not None:
             blocks.append((gpu, []))
@@ -49,11 +56,11 @@ def _blocks(text: str) -> list[tuple[GpuFacts, list[str]]]:
 
 def parse_nvlink_status(text: str) -> NodeFacts:
     """Facts (per GPU: links, active or not, speed) from `nvidia-smi nvlink -s`."""
-    blocks = _blocks(text)
+    warnings: list[str] = []
+    blocks = _blocks(text, warnings)
     if not blocks:
         raise ParseError('not nvidia-smi nvlink -s output: no "GPU N: ..." line')
     gpus: list[GpuFacts] = []
-    warnings: list[str] = []
     for gpu, lines in blocks:
         links: dict[int, NvLink] = {}
         for line in lines:
@@ -64,6 +71,11 @@ def parse_nvlink_status(text: str) -> NodeFacts:
                         f"GPU {gpu['index']}: the driver says all its NVLink links are inactive"
                         " (expected on a GPU without NVLink; on an NVLink system every link is"
                         " down)"
+                    )
+                elif _MIG_MODE.search(line[:_MAX_STATUS]):
+                    warnings.append(
+                        f"GPU {gpu['index']}: the driver does not report NVLink links in MIG"
+                        " mode: its links are unknown, not absent"
                     )
                 continue
             rest = match.group(2)[:_MAX_STATUS]
@@ -92,7 +104,8 @@ def parse_nvlink_errors(text: str) -> NodeFacts:
     active (no evidence that they are); merged with `-s` output, the status decides (see
     merge_nodes).
     """
-    blocks = _blocks(text)
+    warnings: list[str] = []
+    blocks = _blocks(text, warnings)
     if not blocks:
         raise ParseError('not nvidia-smi nvlink -e output: no "GPU N: ..." line')
     gpus: list[GpuFacts] = []
@@ -125,4 +138,4 @@ def parse_nvlink_errors(text: str) -> NodeFacts:
             if counters[number]
         ]
         gpus.append(gpu)
-    return new_node(gpus=gpus, sources=[ERRORS_SOURCE])
+    return new_node(gpus=gpus, sources=[ERRORS_SOURCE], warnings=warnings)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from poc.probes.facts import GpuFacts, NodeFacts, new_gpu, new_node
 
 from . import values as v
+from .smi_list import smi_notice
 from .values import ParseError
 
 SOURCE = "nvidia-smi --query-gpu"
@@ -196,8 +197,22 @@ def parse_query_csv(text: str, *, fields: Sequence[str] | None = None) -> NodeFa
     otherwise optional (a header line that repeats it is skipped). Rows whose number of values
     does not match the columns are refused with the line number.
     """
-    lines = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    lines: list[tuple[int, str]] = []
+    notices: list[str] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        # nvidia-smi's notices about a troubled GPU (a corrupted infoROM, a GPU it cannot
+        # reach) stand among the rows, before the header or in place of a row: they are
+        # no CSV, and the other GPUs' rows are still good.
+        notice = smi_notice(line)
+        if notice is not None:
+            notices.append(f"nvidia-smi: {notice}")
+        else:
+            lines.append((number, line))
     if not lines:
+        if notices:
+            raise ParseError(f"--query-gpu output holds no rows, only: {notices[0]}"[:500])
         raise ParseError("empty --query-gpu output")
     if fields is not None:
         names = [field.strip() for field in fields]
@@ -221,7 +236,8 @@ def parse_query_csv(text: str, *, fields: Sequence[str] | None = None) -> NodeFa
         lines = lines[1:]
     columns = [canonical(name) for name in names]
     if not lines:
-        raise ParseError("--query-gpu output has a header but no GPU rows")
+        reason = f", only: {notices[0]}" if notices else ""
+        raise ParseError(f"--query-gpu output has a header but no GPU rows{reason}"[:500])
     gpus: list[GpuFacts] = []
     seen: dict[tuple[str, str], int] = {}  # a GPU's identity -> its position in gpus
     samples = 0
@@ -255,7 +271,15 @@ def parse_query_csv(text: str, *, fields: Sequence[str] | None = None) -> NodeFa
         driver = driver or v.to_version(row.get("kmd_version"))
         driver = driver or v.to_version(row.get("driver_version"))
         host = host or v.to_text(row.get("hostname"))
-    warnings = []
+    warnings = notices
+    if "index" not in columns and any("device handle" in notice for notice in notices):
+        # A GPU nvidia-smi could not reach has no row: the rows' positions are no indexes.
+        for gpu in gpus:
+            gpu["index"] = None
+        warnings.append(
+            "a GPU is missing from the rows and the query has no index column:"
+            " the GPUs' indexes are unknown"
+        )
     if samples:
         warnings.append(
             f"{samples} repeated rows (a query run with -l): the last sample of each GPU is kept"

@@ -24,6 +24,20 @@ _UUID = re.compile(r"\(UUID:\s*([^()\s]+)\s*\)")
 _MIG_LINE = re.compile(r"\s*MIG\s+(\S+)\s+Device\s+(\d{1,4}):\s*\(UUID:\s*([^()\s]+)\s*\)")
 _COMPUTE_PREFIX = re.compile(r"\d+c\.(?=\d+g\.)")
 _LEGACY_IDS = re.compile(r"/(\d{1,4})/(\d{1,4})$")
+# Lines nvidia-smi writes among its output in every mode when a GPU is in trouble: before
+# it ("WARNING: infoROM is corrupted at gpu 0000:3B:00.0") or in place of a GPU it cannot
+# reach ("Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error").
+_NOTICE = re.compile(
+    r"\s*(?:WARNING: infoROM is corrupted|Unable to determine the device handle\b)",
+    re.IGNORECASE,
+)
+
+
+def smi_notice(line: str) -> str | None:
+    """The text of a notice nvidia-smi prints among its output, or None for other lines."""
+    if _NOTICE.match(line) is None:
+        return None
+    return " ".join(line.split())[:300]
 
 
 def gpu_line(line: str, *, uuid_required: bool = True) -> GpuFacts | None:
@@ -68,7 +82,12 @@ def parse_smi_list(text: str) -> NodeFacts:
     """Facts (index, name, UUID, MIG devices) from `nvidia-smi -L`."""
     gpus: list[GpuFacts] = []
     migs: list[list[tuple[int, MigDevice]]] = []
+    warnings: list[str] = []
     for line in text.split("\n"):
+        notice = smi_notice(line)
+        if notice is not None:
+            warnings.append(f"nvidia-smi: {notice}")
+            continue
         gpu = gpu_line(line)
         if gpu is not None:
             gpus.append(gpu)
@@ -82,4 +101,4 @@ def parse_smi_list(text: str) -> NodeFacts:
         raise ParseError(f"not nvidia-smi -L output: {first[:120]}")
     for gpu, devices in zip(gpus, migs, strict=True):
         gpu["mig_devices"] = [device for _, device in sorted(devices, key=lambda d: d[0])]
-    return new_node(gpus=gpus, sources=[SOURCE])
+    return new_node(gpus=gpus, sources=[SOURCE], warnings=warnings)
