@@ -84,6 +84,19 @@ _DCGM_TO_GPU = {  # exporter field -> GpuFacts field, where the exporter's Hostn
     "DCGM_FI_DEV_GPU_UTIL": "utilization_gpu_pct",
     "DCGM_FI_DEV_POWER_USAGE": "power_draw_w",
 }
+# dcgm-exporter 1.x (the GPU Operator's 1.x releases) wrote lower-case names with a "uuid"
+# label; read as the field names of the later exporters.
+_DCGM_V1_NAMES = {
+    "dcgm_gpu_temp": "DCGM_FI_DEV_GPU_TEMP",
+    "dcgm_gpu_utilization": "DCGM_FI_DEV_GPU_UTIL",
+    "dcgm_power_usage": "DCGM_FI_DEV_POWER_USAGE",
+    "dcgm_fb_used": "DCGM_FI_DEV_FB_USED",
+    "dcgm_fb_free": "DCGM_FI_DEV_FB_FREE",
+    "dcgm_sm_clock": "DCGM_FI_DEV_SM_CLOCK",
+    "dcgm_mem_clock": "DCGM_FI_DEV_MEM_CLOCK",
+    "dcgm_memory_temp": "DCGM_FI_DEV_MEMORY_TEMP",
+    "dcgm_xid_errors": "DCGM_FI_DEV_XID_ERRORS",
+}
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
@@ -915,7 +928,13 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     if listing.state != "ok":
         _product(result, "kubernetes-gpu-operator", "NVIDIA GPU Operator", listing, "", "")
         return
-    namespace = next((p["namespace"] for p in policies if p["namespace"]), None)
+    # The operator reconciles one ClusterPolicy and marks any other "ignored": the one it
+    # reconciles tells the state, whatever order the API server lists them in.
+    active = next((p for p in policies if p["state"] != "ignored"), policies[0])
+    operator["active_policy"] = active["name"]
+    namespace = active["namespace"] or next(
+        (p["namespace"] for p in policies if p["namespace"]), None
+    )
     namespace = namespace or DEFAULT_OPERATOR_NAMESPACE
     operator["namespace"] = namespace
     operands = _operand_daemonsets(api, namespace, result)
@@ -926,8 +945,11 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     operator["operands"] = operands
     not_ready = [d["name"] for d in operands if d["state"] != "ready"]
     operator["operands_not_ready"] = not_ready
-    state = str(policies[0]["state"] or "unknown")
-    detail = f"ClusterPolicy {policies[0]['name']}: {state}"
+    state = str(active["state"] or "unknown")
+    detail = f"ClusterPolicy {active['name']}: {state}"
+    ignored = [str(p["name"]) for p in policies if p["state"] == "ignored"]
+    if ignored:
+        detail += f" (duplicates ignored by the operator: {', '.join(ignored)})"
     if operands:
         ready = len(operands) - len(not_ready)
         detail += f"; operand DaemonSets ready {ready}/{len(operands)}"
@@ -1017,12 +1039,15 @@ def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
     samples, skipped = parse_prometheus(text)
     gpus: dict[tuple[str, ...], dict[str, Any]] = {}
     for name, labels, value in samples:
-        if not name.startswith("DCGM_"):
+        if name.startswith("dcgm_"):
+            name = _DCGM_V1_NAMES.get(name, name)
+        if not name.upper().startswith("DCGM_"):
             continue
+        uuid = labels.get("UUID") or labels.get("uuid")
         key = (
             labels.get("Hostname", ""),
             labels.get("gpu", ""),
-            labels.get("UUID", ""),
+            uuid or "",
             labels.get("GPU_I_ID", ""),
         )
         entry = gpus.get(key)
@@ -1030,7 +1055,7 @@ def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
             entry = gpus[key] = {
                 "hostname": labels.get("Hostname"),
                 "gpu": _int(labels.get("gpu")),
-                "uuid": labels.get("UUID"),
+                "uuid": uuid,
                 "model": labels.get("modelName"),
                 "device": labels.get("device"),
                 "driver_version": labels.get("DCGM_FI_DRIVER_VERSION"),
@@ -1644,10 +1669,12 @@ def _watch_job(
             message = _event_message(api, namespace, name, "FailedScheduling")
             if message:
                 return "pending", message, seen
-            last = f"pod {name} is {_dig(pod, 'status', 'phase') or 'without a phase'}"
+            # The scheduler writes the same words into the pod's PodScheduled condition: they
+            # tell the refusal where events cannot be read (no access, or already expired).
             condition = _unschedulable_message(pod)
             if condition:
-                last += f" ({condition})"
+                return "pending", condition, seen
+            last = f"pod {name} is {_dig(pod, 'status', 'phase') or 'without a phase'}"
         if not listing.items:
             refusal = _event_message(api, namespace, job, "FailedCreate")
             if refusal:

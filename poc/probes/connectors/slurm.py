@@ -58,6 +58,9 @@ FACTS_FORMAT = "workbench-slurm-facts/1"
 SCENARIO = "more_gpus_than_any_node"
 # Newest first. 22.05 serves v0.0.36-v0.0.38; later releases drop the old ones.
 KNOWN_API_VERSIONS = tuple(f"v0.0.{n}" for n in range(43, 35, -1))
+# Versions of later releases (25.11 adds v0.0.44), tried after the known ones when slurmrestd
+# does not serve its OpenAPI document: a server that dropped every known version still answers.
+LATER_API_VERSIONS = tuple(f"v0.0.{n}" for n in range(44, 50))
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 RAW_TEXT_LIMIT = 1_000_000
 MAX_GPUS_PER_NODE = 1024  # more declared GPUs than this is a typo, not hardware
@@ -109,6 +112,19 @@ _STATE_SUFFIXES = {
     "@": "REBOOT_REQUESTED",
     "^": "REBOOT_ISSUED",
     "-": "PLANNED",
+}
+# sinfo's short (%t) and combined (%T) spellings, as the base state and flag they stand for.
+_BASE_STATES: dict[str, tuple[str, str | None]] = {
+    "alloc": ("allocated", None),
+    "mix": ("mixed", None),
+    "comp": ("completing", None),
+    "maint": ("maintenance", None),
+    "resv": ("reserved", None),
+    "unk": ("unknown", None),
+    "drain": ("idle", "DRAIN"),
+    "drained": ("idle", "DRAIN"),
+    "drng": ("allocated", "DRAIN"),
+    "draining": ("allocated", "DRAIN"),
 }
 # "(S:0,1,IDX:0-1,3)": a key, then everything up to the next "KEY:" (values hold commas).
 _GRES_EXTRA = re.compile(r"([A-Za-z]+):(.*?)(?=,[A-Za-z]+:|$)")
@@ -193,7 +209,9 @@ def _state(raw: Any, flags: Iterable[str] = ()) -> tuple[str | None, list[str]]:
             out_flags.append(_STATE_SUFFIXES[part[-1]])
             part = part[:-1]
         if i == 0:
-            base = part.lower() or None
+            base, flag = _BASE_STATES.get(part.lower(), (part.lower() or None, None))
+            if flag:
+                out_flags.append(flag)
         elif part:
             out_flags.append(part.upper())
     out_flags.extend(str(f).upper() for f in flags)
@@ -389,10 +407,24 @@ def _lines(text: str) -> list[str]:
     ]
 
 
-def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
-    """Nodes from `scontrol show node -o` (one line per node); `-d` adds GresUsed."""
-    nodes = []
+def _records(text: str, first_key: str) -> list[str]:
+    """One line per record of `scontrol show ...`: `-o` prints one already; without it a record
+    runs over several indented lines ("NodeName=gpu1 Arch=x86_64 ...", "   Gres=gpu:4", ...),
+    which are joined. A record starts at a line beginning with `first_key`=."""
+    records: list[str] = []
     for line in _lines(text):
+        if line.startswith(first_key + "=") or not records:
+            records.append(line)
+        else:
+            records[-1] += " " + line
+    return records
+
+
+def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
+    """Nodes from `scontrol show node` (one line per node with -o, or the multi-line form);
+    `-d` adds GresUsed."""
+    nodes = []
+    for line in _records(text, "NodeName"):
         pairs = parse_key_values(line)
         if "NodeName" not in pairs:
             continue
@@ -425,9 +457,10 @@ def _tres_gpus(tres: str | None) -> int | None:
 
 
 def parse_scontrol_partitions(text: str) -> list[dict[str, Any]]:
-    """Partitions from `scontrol show partition -o` (one line per partition)."""
+    """Partitions from `scontrol show partition` (one line per partition with -o, or the
+    multi-line form)."""
     partitions = []
-    for line in _lines(text):
+    for line in _records(text, "PartitionName"):
         pairs = parse_key_values(line, frozenset())
         if "PartitionName" not in pairs:
             continue
@@ -744,8 +777,10 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def _discover(rest: _Rest) -> tuple[str, _Answer]:
-    """The newest API version that answers ping, and that answer (maybe a refusal)."""
-    candidates = _served_versions(rest) or list(KNOWN_API_VERSIONS)
+    """The API version to use and its ping answer (maybe a refusal): the newest the OpenAPI
+    document lists, else the first that answers of the known versions (newest first) and then
+    of later ones."""
+    candidates = _served_versions(rest) or [*KNOWN_API_VERSIONS, *LATER_API_VERSIONS]
     for version in candidates:
         answer = rest.request("GET", f"/slurm/{version}/ping")
         if answer.status == 404:
@@ -753,7 +788,8 @@ def _discover(rest: _Rest) -> tuple[str, _Answer]:
         if answer.status not in (401, 403) and not isinstance(answer.data, dict):
             raise rest.error(f"{rest.where}: GET /slurm/{version}/ping: {answer.not_json()}")
         return version, answer
-    tried = f"{candidates[0]}..{candidates[-1]}" if len(candidates) > 1 else candidates[0]
+    low, high = min(candidates, key=_version_key), max(candidates, key=_version_key)
+    tried = f"{high}..{low}" if len(candidates) > 1 else candidates[0]
     raise rest.error(f"{rest.where}: no Slurm REST API version answered ping (tried {tried})")
 
 
