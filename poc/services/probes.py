@@ -112,11 +112,19 @@ def nodes_from_text(
 ) -> list[NodeInput]:
     """Plain tool output (any format the parsers detect), or an agent bundle saved to a file."""
     if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError:
+        if len(data) > parsers.MAX_INPUT_BYTES:
             raise ProbeInputError(
-                _("The file is not text (UTF-8): upload nvidia-smi output or an agent bundle.")
+                _("The file is over %(mib)s MiB: not nvidia-smi output or an agent bundle.")
+                % {"mib": parsers.MAX_INPUT_BYTES >> 20}
+            )
+        try:
+            data = parsers.decode(data)  # UTF-8, or UTF-16 as Windows PowerShell writes it
+        except parsers.ParseError:
+            raise ProbeInputError(
+                _(
+                    "The file is not text (UTF-8 or UTF-16): upload nvidia-smi output or an "
+                    "agent bundle."
+                )
             ) from None
     try:
         kind = parsers.detect(data)

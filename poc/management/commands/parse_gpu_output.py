@@ -56,6 +56,8 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"{name}: {exc.strerror or exc}") from None
         try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise CommandError(f"{name}: binary data, not GPU tool output (UTF-8 text)") from None
+            return parsers.decode(data)  # UTF-8, or UTF-16 with a byte-order mark
+        except parsers.ParseError:
+            raise CommandError(
+                f"{name}: binary data, not GPU tool output (UTF-8 or UTF-16 text)"
+            ) from None

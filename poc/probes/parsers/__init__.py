@@ -5,6 +5,7 @@ parsers read raises ParseError, and nothing else; docs/probes.md describes the i
 they are detected and every field of the result.
 """
 
+import codecs
 import json
 from collections.abc import Sequence
 
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "PARSER_VERSION",
     "ParseError",
+    "decode",
     "detect",
     "merge_nodes",
     "parse_bundle",
@@ -35,16 +37,39 @@ PARSER_VERSION = "2"
 _LIMIT = f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB"
 
 
-def _text(data: bytes | str) -> str:
-    """Checked text: within the size limit, UTF-8, not binary."""
-    if isinstance(data, bytes | bytearray | memoryview):
-        raw = bytes(data)
-        if len(raw) > MAX_INPUT_BYTES:
-            raise ParseError(f"input is {len(raw)} bytes, over the {_LIMIT} limit")
+def _decoded(raw: bytes) -> str:
+    """Bytes as text: UTF-16 when they open with its byte-order mark, else UTF-8.
+
+    `nvidia-smi -q > file` in Windows PowerShell 5 writes UTF-16 LE with a byte-order mark;
+    neither mark (FF FE, FE FF) can open UTF-8 text. A UTF-8 mark is removed with the text's
+    other clutter (values.clean_text).
+    """
+    if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         try:
-            text = raw.decode("utf-8")
+            return raw.decode("utf-16")
         except UnicodeDecodeError:
-            raise ParseError("binary data: the input is not UTF-8 text") from None
+            pass  # an odd number of bytes or a lone surrogate: refused below as not UTF-8
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError("binary data: the input is not UTF-8 text") from None
+
+
+def decode(data: bytes | bytearray | memoryview) -> str:
+    """The text of an output read as bytes (an uploaded file, a pipe): UTF-8, or UTF-16 with a
+    byte-order mark, as parse_output reads bytes. ParseError for input over MAX_INPUT_BYTES or
+    bytes that are neither; the text is otherwise as decoded (parse_output checks the rest)."""
+    raw = bytes(data)
+    if len(raw) > MAX_INPUT_BYTES:
+        raise ParseError(f"input is {len(raw)} bytes, over the {_LIMIT} limit")
+    return _decoded(raw)
+
+
+def _text(data: bytes | str) -> str:
+    """Checked text: within the size limit, UTF-8 (or UTF-16 with a byte-order mark), not
+    binary."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        text = decode(data)
     elif isinstance(data, str):
         if len(data) > MAX_INPUT_BYTES:
             raise ParseError(f"input is {len(data)} characters, over the {_LIMIT} limit")
@@ -74,7 +99,8 @@ def parse_output(
 ) -> NodeFacts:
     """The facts in one output, its kind detected unless given.
 
-    Bytes must be UTF-8 text; input over MAX_INPUT_BYTES is refused. `host` names the node
+    Bytes must be UTF-8 text, or UTF-16 with a byte-order mark; input over MAX_INPUT_BYTES
+    is refused. `host` names the node
     when the output does not (it overrides what the output says).
     """
     text = _text(data)

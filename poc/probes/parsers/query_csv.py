@@ -150,14 +150,14 @@ def _gpu(row: dict[str, str]) -> GpuFacts:
         limit = get("power.limit")
     return new_gpu(
         index=v.to_int(get("index")),
-        name=v.to_text(get("name")),
+        name=v.to_word(get("name")),
         pci_device_id=v.pci_device_id(get("pci.device_id")),
         pci_bus_id=v.bus_id(get("pci.bus_id")),
-        uuid=v.to_text(get("uuid")),
-        serial=v.to_text(get("serial")),
+        uuid=v.to_word(get("uuid")),
+        serial=v.to_word(get("serial")),
         memory_total_mib=v.to_mib(get("memory.total")),
         memory_used_mib=v.to_mib(get("memory.used")),
-        compute_capability=v.to_text(get("compute_cap")),
+        compute_capability=v.to_word(get("compute_cap")),
         persistence_mode=v.to_bool(get("persistence_mode")),
         mig_mode_current=v.to_bool(get("mig.mode.current")),
         mig_mode_pending=v.to_bool(get("mig.mode.pending")),
@@ -185,7 +185,8 @@ def _gpu(row: dict[str, str]) -> GpuFacts:
         sm_clock_max_mhz=v.to_mhz(get("clocks.max.sm")),
         utilization_gpu_pct=v.to_percent(get("utilization.gpu")),
         clock_event_reasons=reasons,
-        fabric_state=v.to_text(get("fabric.state")),
+        fabric_state=v.to_word(get("fabric.state")),
+        # The status is "Success" or the NVML error of the registration: an error is its value.
         fabric_status=v.to_text(get("fabric.status")),
     )
 

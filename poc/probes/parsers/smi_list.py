@@ -20,8 +20,10 @@ from .values import ParseError
 SOURCE = "nvidia-smi -L"
 
 _GPU_START = re.compile(r"\s*GPU\s+(\d{1,4}):\s")
-_UUID = re.compile(r"\(UUID:\s*([^()\s]+)\s*\)")
-_MIG_LINE = re.compile(r"\s*MIG\s+(\S+)\s+Device\s+(\d{1,4}):\s*\(UUID:\s*([^()\s]+)\s*\)")
+# The UUID is read up to the closing parenthesis, blanks included: where NVML cannot read it,
+# nvidia-smi writes its error text there ("(UUID: GPU is lost)", "(UUID: [Unknown Error])").
+_UUID = re.compile(r"\(UUID:([^()]*)\)")
+_MIG_LINE = re.compile(r"\s*MIG\s+(\S+)\s+Device\s+(\d{1,4}):\s*\(UUID:([^()]*)\)")
 _COMPUTE_PREFIX = re.compile(r"\d+c\.(?=\d+g\.)")
 _LEGACY_IDS = re.compile(r"/(\d{1,4})/(\d{1,4})$")
 # Lines nvidia-smi writes among its output in every mode when a GPU is in trouble: before
@@ -56,18 +58,18 @@ def gpu_line(line: str, *, uuid_required: bool = True) -> GpuFacts | None:
         name = line[start.end() :].strip()
         if not name or len(name) > 120 or ":" in name:
             return None
-        return new_gpu(index=int(start.group(1)), name=v.to_text(name))
+        return new_gpu(index=int(start.group(1)), name=v.to_word(name))
     return new_gpu(
         index=int(start.group(1)),
-        name=v.to_text(line[start.end() : uuid.start()]),
-        uuid=v.to_text(uuid.group(1)),
+        name=v.to_word(line[start.end() : uuid.start()]),
+        uuid=v.to_word(uuid.group(1)),
     )
 
 
 def _mig(match: re.Match[str]) -> tuple[int, MigDevice]:
     profile = _COMPUTE_PREFIX.sub("", match.group(1))
-    uuid = match.group(3)
-    legacy = _LEGACY_IDS.search(uuid)
+    uuid = v.to_word(match.group(3))
+    legacy = None if uuid is None else _LEGACY_IDS.search(uuid)
     return int(match.group(2)), {
         "gpu_instance_id": int(legacy.group(1)) if legacy else None,
         "compute_instance_id": int(legacy.group(2)) if legacy else None,

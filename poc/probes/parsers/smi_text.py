@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, new_gpu, new_node
 
 from . import values as v
+from .smi_list import smi_notice
 from .values import ParseError
 
 SOURCE = "nvidia-smi -q"
@@ -144,7 +145,7 @@ def _mig_devices(gpu: Node) -> list[MigDevice]:
                     "profile": None,
                     "profile_id": None,
                     "memory_total_mib": v.to_mib(memory),
-                    "uuid": v.to_text(block.first(("uuid",), ("mig uuid",))),
+                    "uuid": v.to_word(block.first(("uuid",), ("mig uuid",))),
                 },
             )
         )
@@ -174,11 +175,11 @@ def _gpu(block: Node, bus: str, position: int) -> GpuFacts:
     reasons = _section(block, "clocks event reasons", "clocks throttle reasons")
     return new_gpu(
         index=position,
-        name=v.to_text(block.value_of("product name")),
+        name=v.to_word(block.value_of("product name")),
         pci_device_id=v.pci_device_id(block.value_of("pci", "device id")),
         pci_bus_id=v.bus_id(block.value_of("pci", "bus id")) or v.bus_id(bus),
-        uuid=v.to_text(block.value_of("gpu uuid")),
-        serial=v.to_text(block.value_of("serial number")),
+        uuid=v.to_word(block.value_of("gpu uuid")),
+        serial=v.to_word(block.value_of("serial number")),
         memory_total_mib=v.to_mib(block.value_of("fb memory usage", "total")),
         memory_used_mib=v.to_mib(block.value_of("fb memory usage", "used")),
         persistence_mode=v.to_bool(block.value_of("persistence mode")),
@@ -227,13 +228,74 @@ def _gpu(block: Node, bus: str, position: int) -> GpuFacts:
         sm_clock_max_mhz=v.to_mhz(block.value_of("max clocks", "sm")),
         utilization_gpu_pct=v.to_percent(block.value_of("utilization", "gpu")),
         clock_event_reasons=_flatten_reasons(reasons),
-        fabric_state=v.to_text(block.value_of("fabric", "state")),
+        fabric_state=v.to_word(block.value_of("fabric", "state")),
+        # The status is "Success" or the NVML error of the registration: an error is its value.
         fabric_status=v.to_text(block.value_of("fabric", "status")),
     )
 
 
+def _line_start(text: str, position: int) -> int:
+    return text.rfind("\n", 0, position) + 1
+
+
+def _shape(text: str) -> list[tuple[int, str, bool]]:
+    """(indent, label, whether a colon follows) of each line of the report's last GPU block
+    (of the whole report when it has none). Lines listed under "Processes", whose number
+    changes from one report to the next, and notices about a troubled GPU are left out."""
+    lines = text.split("\n")
+    start = 0
+    for number in range(len(lines) - 1, -1, -1):
+        if _GPU_HEADER.match(lines[number].strip().upper()):
+            start = number
+            break
+    shape: list[tuple[int, str, bool]] = []
+    processes: int | None = None
+    for raw in lines[start:]:
+        line = raw.expandtabs(4)
+        stripped = line.strip()
+        if not stripped or smi_notice(stripped) is not None:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if processes is not None:
+            if indent > processes:
+                continue
+            processes = None
+        pair = _split(stripped)
+        label = _label(stripped if pair is None else pair[0])
+        if label == "processes":
+            processes = indent  # "Processes : None", or "Processes" with a block per process
+            shape.append((indent, label, True))
+        else:
+            shape.append((indent, label, pair is not None))
+    return shape
+
+
+def _last_report(text: str) -> tuple[str, int]:
+    """The last complete report of `text` and how many reports it holds.
+
+    `nvidia-smi -q -l N` writes one whole report, banner first, every N seconds. A report
+    followed by the next one is complete; the last one is complete when it ends as the one
+    before it does (its last GPU block has the same lines), and is otherwise taken to have been
+    cut off mid-write, the one before it being read instead.
+    """
+    count = text.count(_BANNER)
+    if count < 2:
+        return text, count
+    starts: list[int] = []
+    position = text.find(_BANNER)
+    while position >= 0:
+        starts.append(_line_start(text, position))
+        position = text.find(_BANNER, position + len(_BANNER))
+    last = text[starts[-1] :]
+    previous = text[starts[-2] : starts[-1]]
+    if _shape(last) == _shape(previous):
+        return last, count
+    return previous, count
+
+
 def parse_smi_text(text: str) -> NodeFacts:
     """Facts from `nvidia-smi -q` output; ParseError when the text is not that output."""
+    text, reports = _last_report(text)
     tree = build_tree(text)
     gpus: list[GpuFacts] = []
     versions: dict[str, str | None] = {}
@@ -258,12 +320,15 @@ def parse_smi_text(text: str) -> NodeFacts:
     if not gpus and not recognised:
         raise ParseError("not nvidia-smi -q output: no GPU block and no driver version")
     driver, cuda = versions_of(versions)
+    warnings = unindexed(gpus, attached)
+    if reports > 1:
+        warnings.append(f"{reports} reports (a query run with -l): the last complete one is read")
     return new_node(
         driver_version=driver,
         cuda_version=cuda,
         gpus=gpus,
         sources=[SOURCE],
-        warnings=unindexed(gpus, attached),
+        warnings=warnings,
     )
 
 

@@ -31,36 +31,6 @@ _SKIPPED_BLOCKS = ("supported_clocks", "processes", "accounted_processes")
 _ROOT_OPEN = "<nvidia_smi_log>"
 _ROOT_CLOSE = "</nvidia_smi_log>"
 
-# NVML's error strings. Where NVML fails for one field, nvidia-smi writes the error text in its
-# place, bare in the XML ("GPU is lost", "Timeout"), bracketed in -q and CSV. The shared markers
-# (values.known) cover the bracketed form and some of the words; these are the rest. A name,
-# UUID or serial that reads like one of them is unknown, never the GPU's name or identity.
-_NVML_ERRORS = frozenset(
-    {
-        "gpu is lost",
-        "not found",
-        "timeout",
-        "no data",
-        "uninitialized",
-        "driver not loaded",
-        "function not found",
-        "corrupted inforom",
-        "invalid argument",
-        "memory allocation failed",
-        "insufficient resources",
-        "insufficient external power",
-        "insufficient size",
-        "operating system call failed",
-        "argument version mismatch",
-        "in use",
-        "no permission",
-        "already initialized",
-        "interrupted by system call",
-        "irq issue",
-        "library not found",
-    }
-)
-
 
 def _without_blocks(text: str) -> str:
     for tag in _SKIPPED_BLOCKS:
@@ -122,14 +92,6 @@ def _last_document(text: str) -> tuple[str, int]:
     if start < 0:
         return text, count
     return text[start : end + len(_ROOT_CLOSE)], count
-
-
-def _word(raw: str | None) -> str | None:
-    """A free-text value (name, UUID, serial, state), None for a marker or an NVML error."""
-    value = v.to_text(raw)
-    if value is None or value.lower() in _NVML_ERRORS:
-        return None
-    return value
 
 
 def _text(element: Element | None, *path: str) -> str | None:
@@ -220,7 +182,7 @@ def _mig_devices(gpu: Element) -> list[MigDevice]:
                     "profile": None,
                     "profile_id": None,
                     "memory_total_mib": memory,
-                    "uuid": _word(_text(element, "uuid")),
+                    "uuid": v.to_word(_text(element, "uuid")),
                 },
             )
         )
@@ -241,11 +203,11 @@ def _gpu(element: Element, position: int) -> GpuFacts:
     remapped = element.find("remapped_rows")
     return new_gpu(
         index=position,
-        name=_word(_text(element, "product_name")),
+        name=v.to_word(_text(element, "product_name")),
         pci_device_id=v.pci_device_id(_text(pci, "pci_device_id")),
         pci_bus_id=v.bus_id(_text(pci, "pci_bus_id")) or v.bus_id(element.get("id")),
-        uuid=_word(_text(element, "uuid")),
-        serial=_word(_text(element, "serial")),
+        uuid=v.to_word(_text(element, "uuid")),
+        serial=v.to_word(_text(element, "serial")),
         memory_total_mib=v.to_mib(_text(element, "fb_memory_usage", "total")),
         memory_used_mib=v.to_mib(_text(element, "fb_memory_usage", "used")),
         persistence_mode=v.to_bool(_text(element, "persistence_mode")),
@@ -296,7 +258,7 @@ def _gpu(element: Element, position: int) -> GpuFacts:
         sm_clock_max_mhz=v.to_mhz(_text(element, "max_clocks", "sm_clock")),
         utilization_gpu_pct=v.to_percent(_text(element, "utilization", "gpu_util")),
         clock_event_reasons=_reasons(element),
-        fabric_state=_word(_text(element, "fabric", "state")),
+        fabric_state=v.to_word(_text(element, "fabric", "state")),
         # The status is "Success" or the NVML error of the registration: an error is its value.
         fabric_status=v.to_text(_text(element, "fabric", "status")),
     )

@@ -36,6 +36,38 @@ _UNKNOWN = frozenset(
     }
 )
 
+# NVML's error strings. Where NVML fails for one field, nvidia-smi writes the error text in the
+# value's place: bare in -q -x ("GPU is lost", "Timeout"), bracketed or bare in -q and CSV
+# ("[GPU is lost]", "Not Found"). `known` covers the bracketed form and the errors that are also
+# markers above ("Unknown Error", "Insufficient Permissions", "GPU requires reset"); these are
+# the rest. A name, UUID, serial or state that reads like one of them is unknown (see to_word),
+# never the GPU's name or identity.
+NVML_ERRORS = frozenset(
+    {
+        "gpu is lost",
+        "not found",
+        "timeout",
+        "no data",
+        "uninitialized",
+        "driver not loaded",
+        "function not found",
+        "corrupted inforom",
+        "invalid argument",
+        "memory allocation failed",
+        "insufficient resources",
+        "insufficient external power",
+        "insufficient size",
+        "operating system call failed",
+        "argument version mismatch",
+        "in use",
+        "no permission",
+        "already initialized",
+        "interrupted by system call",
+        "irq issue",
+        "library not found",
+    }
+)
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _NUMBER = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*(.*)$", re.DOTALL)
 _HEX = re.compile(r"(?:0[xX])?([0-9A-Fa-f]{1,8})$")
@@ -203,6 +235,15 @@ def to_text(raw: str | None) -> str | None:
     return " ".join(value.split())
 
 
+def to_word(raw: str | None) -> str | None:
+    """Free text such as name, UUID, serial, state; None for an N/A-style marker or an NVML
+    error string ("GPU is lost", "[Not Found]")."""
+    value = to_text(raw)
+    if value is None or value.lower() in NVML_ERRORS:
+        return None
+    return value
+
+
 def pci_device_id(raw: str | None) -> str | None:
     """The PCI device id as "0x2335" from "233510DE" (XML), "0x233510DE" (CSV, -q) or "0x2335".
 
@@ -248,9 +289,10 @@ def bus_key(raw: str | None) -> tuple[int, int, int] | None:
 
 
 def usable_uuid(raw: str | None) -> str | None:
-    """The UUID when it can identify a GPU; None for unknown or masked ("GPU-00000000-...")."""
+    """The UUID when it can identify a GPU; None for unknown, an NVML error string or masked
+    ("GPU-00000000-...")."""
     value = known(raw)
-    if value is None or _ZERO_UUID.match(value):
+    if value is None or _ZERO_UUID.match(value) or value.lower() in NVML_ERRORS:
         return None
     return value
 

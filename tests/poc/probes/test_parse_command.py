@@ -42,6 +42,14 @@ def test_bad_input_exits_non_zero_with_one_line(tmp_path: Path, content, reason)
     assert "\n" not in message and str(path) in message and reason in message
 
 
+def test_a_utf16_file_is_read(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "smi.xml"
+    path.write_bytes((H200 / "nvidia-smi-q-idle.xml").read_text().encode("utf-16"))
+    call_command("parse_gpu_output", str(path))
+    document = json.loads(capsys.readouterr().out)
+    assert document["facts"]["gpus"][0]["uuid"] == "GPU-5c8fa947-f3fa-cdcc-b5dd-8e2f93630a3e"
+
+
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="nope.xml"):
         call_command("parse_gpu_output", str(tmp_path / "nope.xml"))

@@ -45,6 +45,18 @@ def test_upload_a_file_and_read_the_run(gpu_suite, login) -> None:
     assert f"/projects/alpha/probes/outputs/{output.pk}/" in page
 
 
+def test_a_file_windows_powershell_wrote_in_utf16_is_read(gpu_suite, login) -> None:
+    """`nvidia-smi -q > smi.txt` in Windows PowerShell 5 writes UTF-16 with a byte-order mark."""
+    client = login(gpu_suite["bob"])
+    text = (H200 / "nvidia-smi-q-idle.txt").read_text().replace("\n", "\r\n")
+    upload = SimpleUploadedFile("smi.txt", text.encode("utf-16"))
+    response = _upload(client, file=upload, host="win-node")
+    assert response.status_code == 302, response.content.decode()[:500]
+    run = ProbeRun.objects.get()
+    assert run.gpu_count == 1
+    assert "NVIDIA H200" in client.get(response["Location"]).content.decode()
+
+
 def test_paste_a_capture_with_several_commands(gpu_suite, login) -> None:
     client = login(gpu_suite["bob"])
     response = _upload(client, text=H100_CAPTURE.read_text())
