@@ -1,13 +1,13 @@
 """Read a Kubernetes cluster's GPU facts through its API server; provoke two refusals on request.
 
 `probe_kubernetes` only reads: the server version, the nodes (GPU resources and the labels of
-NVIDIA's GPU feature discovery), the NVIDIA GPU Operator (ClusterPolicy and its DaemonSets), a
-DCGM exporter sample read through the API server's service proxy, Volcano and KAI / Run:ai
-queues, OpenShift AI / Open Data Hub, Slinky (Slurm on Kubernetes) and GPU ResourceQuotas. API
-groups are discovered with `GET /apis`; no version of a custom resource is assumed. A read the
-credentials may not make (403, or any failure but 404) lands in `could_not_check`: a product is
-reported absent only when its API group is not served or its resource answers 404. Every body
-read is kept in `raw` as the evidence.
+NVIDIA's GPU feature discovery, or else the cloud provider's), the NVIDIA GPU Operator
+(ClusterPolicy and its DaemonSets), a DCGM exporter sample read through the API server's service
+proxy, Volcano and KAI / Run:ai queues, OpenShift AI / Open Data Hub, Slinky (Slurm on
+Kubernetes) and GPU ResourceQuotas. API groups are discovered with `GET /apis`; no version of a
+custom resource is assumed. A read the credentials may not make (403, or any failure but 404)
+lands in `could_not_check`: a product is reported absent only when its API group is not served
+or its resource answers 404. Every body read is kept in `raw` as the evidence.
 
 `over_quota` creates objects (opt-in): a Job asking for more GPUs than any node allocates, and,
 where the namespace has a ResourceQuota on `requests.nvidia.com/gpu`, a Pod over that quota. It
@@ -77,6 +77,22 @@ OPERANDS = (
     "nvidia-cc-manager",
     "nvidia-dcgm",  # the standalone host engine of older releases
 )
+
+# Labels a managed cluster puts on GPU nodes itself, read where GPU feature discovery has not
+# labelled the node (GFD's nvidia.com/gpu.product always wins). Model names, by label, in order:
+# GKE's accelerator type ("nvidia-tesla-a100", "nvidia-h100-80gb", "nvidia-l4"), EKS Auto Mode's
+# and Karpenter's (on AWS) GPU name ("t4", "l40s"). AKS's kubernetes.azure.com/accelerator says
+# "nvidia", not a model; the k8s.amazonaws.com/accelerator label of EKS node groups is set by
+# hand (often "true"): neither is read as a model.
+MODEL_LABELS = (
+    "cloud.google.com/gke-accelerator",
+    "eks.amazonaws.com/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-name",
+)
+GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"  # MIG profile of every GPU ("1g.5gb")
+GKE_SHARING = "cloud.google.com/gke-gpu-sharing-strategy"  # time-sharing / TIME_SHARING, mps / MPS
+GKE_SHARED_CLIENTS = "cloud.google.com/gke-max-shared-clients-per-gpu"
+CLOUD_GPU_LABELS = (*MODEL_LABELS, GKE_PARTITION, GKE_SHARING, GKE_SHARED_CLIENTS)
 
 DCGM_PORT = 9400
 _DCGM_TO_GPU = {  # exporter field -> GpuFacts field, where the exporter's Hostname is the node
@@ -755,6 +771,9 @@ def _node_facts(node: dict[str, Any]) -> dict[str, Any]:
             for resource in mig
         },
     }
+    cloud = {key: labels[key] for key in CLOUD_GPU_LABELS if labels.get(key)}
+    model_label = "nvidia.com/gpu.product" if gfd["product"] else None
+    model_label = model_label or next((key for key in MODEL_LABELS if key in cloud), None)
     gpu, shared = pair(GPU), pair(GPU_SHARED)
     advertised = [gpu, shared, *mig.values()]
     gpu_node = (
@@ -775,6 +794,10 @@ def _node_facts(node: dict[str, Any]) -> dict[str, Any]:
         "gpu_shared": shared,
         "mig": mig,
         "gfd": gfd,
+        # The GPU model and the label it was read from: GFD's, else the cloud provider's.
+        "model": labels[model_label] if model_label else None,
+        "model_label": model_label,
+        "cloud_labels": cloud,
         "labels": {k: v for k, v in sorted(labels.items()) if k.startswith("nvidia.com/")},
         "taints": [t for t in taints if isinstance(t, dict) and "nvidia" in str(t.get("key"))],
         "kubelet_version": info.get("kubeletVersion"),
@@ -800,17 +823,32 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
     )
     warnings: list[str] = node["warnings"]
     product = gfd["product"]
-    name = product.removesuffix("-SHARED") if product else None
+    # Without feature discovery, the model the cloud provider labelled the node with (GKE:
+    # "nvidia-tesla-a100"); facts["model_label"] names the label.
+    name = product.removesuffix("-SHARED") if product else facts["model"]
+    cloud = facts["cloud_labels"]
     capacity = (facts["gpu"] or {}).get("capacity")
     shared = (facts["gpu_shared"] or {}).get("capacity")
     mig_total = sum((entry or {}).get("capacity") or 0 for entry in facts["mig"].values())
     labelled, replicas = gfd["count"], gfd["replicas"]
+    strategy = cloud.get(GKE_SHARING, "").lower().replace("_", "-")
+    if replicas is None and strategy in ("", "time-sharing"):
+        # GKE's own time-sharing advertises each GPU once per client it may take.
+        replicas = _int(cloud.get(GKE_SHARED_CLIENTS))
     all_mig = False
     count: int | None
     if gfd["mig_strategy"] == "single" and product and "-MIG-" in product:
         warnings.append(
             f"MIG single strategy: nvidia.com/gpu counts MIG devices ({capacity} × {product}); "
             "the number of physical GPUs is not reported"
+        )
+        count = None
+    elif cloud.get(GKE_PARTITION) and not product:
+        # GKE's MIG partitions: each is advertised as one nvidia.com/gpu.
+        partition = cloud[GKE_PARTITION]
+        warnings.append(
+            f"GKE MIG partitions ({GKE_PARTITION}={partition}): nvidia.com/gpu counts MIG "
+            f"devices ({capacity} × {partition}); the number of physical GPUs is not reported"
         )
         count = None
     elif not capacity and mig_total:
@@ -1604,7 +1642,17 @@ def _remove_labelled(api: _Api, namespace: str, selector: str) -> tuple[list[str
     return deleted, problems
 
 
-def _event_message(api: _Api, namespace: str, name: str, reason: str) -> str | None:
+# The reasons of the event a scheduler writes on a pod it cannot place: kube-scheduler and
+# Volcano write FailedScheduling, the KAI scheduler Unschedulable.
+REFUSAL_REASONS = ("FailedScheduling", "Unschedulable")
+# The KAI scheduler's words for a shortage of GPUs ("No nodes with enough resources were found: 2
+# node(s) didn't have enough resources: GPUs."), where kube-scheduler writes "Insufficient
+# nvidia.com/gpu".
+_KAI_GPU_SHORTAGE = re.compile(r"didn't have enough resources?: GPUs\b", re.IGNORECASE)
+
+
+def _event_message(api: _Api, namespace: str, name: str, *reasons: str) -> str | None:
+    """The message of the first event on object `name` whose reason is one of `reasons`."""
     reply = api.request(
         "GET",
         f"/api/v1/namespaces/{quote(namespace, safe='')}/events",
@@ -1613,8 +1661,8 @@ def _event_message(api: _Api, namespace: str, name: str, reason: str) -> str | N
     )
     items = reply.data.get("items") if reply.ok else None
     for event in items if isinstance(items, list) else []:
-        if isinstance(event, dict) and event.get("reason") == reason:
-            return str(event.get("message") or reason)
+        if isinstance(event, dict) and event.get("reason") in reasons:
+            return str(event.get("message") or event.get("reason"))
     return None
 
 
@@ -1666,7 +1714,7 @@ def _watch_job(
                     f"pod {name} asking for {gpus} {GPU} was scheduled on {node}",
                     seen,
                 )
-            message = _event_message(api, namespace, name, "FailedScheduling")
+            message = _event_message(api, namespace, name, *REFUSAL_REASONS)
             if message:
                 return "pending", message, seen
             # The scheduler writes the same words into the pod's PodScheduled condition: they
@@ -1680,7 +1728,12 @@ def _watch_job(
             if refusal:
                 return "refused", f"the Job could not create its pod: {refusal}", seen
         if time.monotonic() >= deadline:
-            return "timeout", f"no FailedScheduling event within {timeout:g} s; {last}", seen
+            return (
+                "timeout",
+                f"no FailedScheduling event within {timeout:g} s "
+                f"(nor an Unschedulable one); {last}",
+                seen,
+            )
         time.sleep(POLL_SECONDS)
 
 
@@ -1748,7 +1801,9 @@ def _more_than_any_node(
         state, reason, pods = _watch_job(api, namespace, name, label, gpus, timeout)
         scenario["created"] += [f"pod/{namespace}/{pod}" for pod in pods]
         scenario["state"], scenario["reason"] = state, reason
-        scenario["clean"] = state == "pending" and f"insufficient {GPU}" in reason.lower()
+        scenario["clean"] = state == "pending" and (
+            f"insufficient {GPU}" in reason.lower() or _KAI_GPU_SHORTAGE.search(reason) is not None
+        )
     except ConnectorError as exc:
         scenario["state"], scenario["reason"] = "error", str(exc)
     finally:
@@ -1802,9 +1857,10 @@ def over_quota(
 
     A Job asking for more GPUs than any node allocates (`gpus`, by default the largest
     allocatable count plus one) must stay Pending with a FailedScheduling "Insufficient
-    nvidia.com/gpu" event within `timeout` seconds; where the namespace has a ResourceQuota on
-    requests.nvidia.com/gpu, a Pod over it must be refused with 403 "exceeded quota". Every
-    object carries `label` and is deleted afterwards, also on failure or timeout."""
+    nvidia.com/gpu" event (the KAI scheduler's reason: Unschedulable) within `timeout` seconds;
+    where the namespace has a ResourceQuota on requests.nvidia.com/gpu, a Pod over it must be
+    refused with 403 "exceeded quota". Every object carries `label` and is deleted afterwards,
+    also on failure or timeout."""
     _check_namespace(namespace)
     _split_label(label)
     api = _Api(target, resolve)
