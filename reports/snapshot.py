@@ -65,11 +65,25 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
     frozen_results = ResultCell.objects.filter(project=project, candidate__in=chosen).values(
         "result_id"
     )
+    # Plain values, not model instances: a large project freezes tens of thousands of items.
     evidence = (
         Evidence.objects.filter(project=project, result_id__in=frozen_results)
-        .select_related("result__candidate__solution", "result__action", "uploaded_by")
         .order_by("uploaded_at", "pk")
+        .values_list(
+            "result__candidate__slug",
+            "result__action__key",
+            "result__action_id",
+            "name",
+            "kind",
+            "sha256",
+            "size",
+            "url",
+            "uploaded_by__username",
+            "uploaded_at",
+        )
     )
+    questions = {a.pk: a.question_text for a in actions}
+    product_names = {c.slug: c.solution.name for c in chosen}
     return {
         "format": FORMAT,
         "language": language,
@@ -125,19 +139,30 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
         },
         "evidence": [
             {
-                "candidate": e.result.candidate.slug,
-                "candidate_name": e.result.candidate.solution.name,
-                "action": e.result.action.key,
-                "question": e.result.action.question_text,
-                "name": e.name,
-                "kind": e.kind,
-                "sha256": e.sha256,
-                "size": e.size,
-                "url": e.url,
-                "recorded_by": e.uploaded_by.get_username() if e.uploaded_by else "",
-                "recorded_at": e.uploaded_at.isoformat(),
+                "candidate": candidate,
+                "candidate_name": product_names[candidate],
+                "action": action,
+                "question": questions[action_id],
+                "name": name,
+                "kind": kind,
+                "sha256": sha256,
+                "size": size,
+                "url": url,
+                "recorded_by": username or "",
+                "recorded_at": uploaded_at.isoformat(),
             }
-            for e in evidence
+            for (
+                candidate,
+                action,
+                action_id,
+                name,
+                kind,
+                sha256,
+                size,
+                url,
+                username,
+                uploaded_at,
+            ) in evidence.iterator(chunk_size=2000)
         ],
         "probe_facts": _probe_facts(project, chosen),
     }
