@@ -84,6 +84,10 @@ def _summary_context(snapshot: dict[str, Any]) -> dict[str, Any]:
 # of Noto Sans Mono CJK, where a wide (CJK) character takes exactly two: key, name, SHA-256
 # or address, who and when. 168 cells of 3 pt (6 pt type) fit the 182 mm text width.
 INDEX_COLUMNS = (30, 24, 66, 45)
+# Where a sheet laid out in parts may cut a long evidence index (items, a line or more each) or
+# results matrix (rows).
+INDEX_PART_LINES = 1500
+MATRIX_PART_ROWS = 250
 
 
 def _cell_width(text: str) -> int:
@@ -137,17 +141,21 @@ def _evidence_groups(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "name": names.get(slug) or rows[0].get("candidate_name") or slug,
             "count": len(rows),
-            "lines": index_lines(
-                [
-                    (
-                        e["action"],
-                        e["name"],
-                        e["sha256"] or e["url"],
-                        f"{e['recorded_by']} {e['recorded_at'][:16].replace('T', ' ')}".strip(),
-                    )
-                    for e in rows
-                ]
-            ),
+            # Slices of INDEX_PART_LINES lines: a sheet laid out in parts may cut between them.
+            "chunks": [
+                index_lines(
+                    [
+                        (
+                            e["action"],
+                            e["name"],
+                            e["sha256"] or e["url"],
+                            f"{e['recorded_by']} {e['recorded_at'][:16].replace('T', ' ')}".strip(),
+                        )
+                        for e in rows[i : i + INDEX_PART_LINES]
+                    ]
+                )
+                for i in range(0, len(rows), INDEX_PART_LINES)
+            ],
         }
         for slug, rows in groups.items()
         if rows
@@ -184,17 +192,35 @@ def sheet_html(
     self_signed: bool = False,
     signoff_only: bool = False,
     total_pages: int = 0,
+    parts: bool = False,
 ) -> str:
+    """The sheet as HTML for WeasyPrint. With `parts`, marked where it may be cut and with the
+    page numbers left to reports.pdfparts (see sheet_pdf)."""
     snapshot: dict[str, Any] = sheet.snapshot
+    rows = list(zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True))
     with translation.override(sheet.language):
         return render_to_string(
             "reports/pdf/sheet.html",
             {
                 "sheet": sheet,
                 "s": snapshot,
-                "matrix_rows": list(
-                    zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True)
-                ),
+                "matrix_chunks": [
+                    rows[i : i + MATRIX_PART_ROWS] for i in range(0, len(rows), MATRIX_PART_ROWS)
+                ]
+                if parts and rows
+                else [rows],
+                "parts": parts,
+                # Stand-ins in the contents' part for what other parts hold, so that its links
+                # are kept; the merged document points them at the real places.
+                "part_anchors": [
+                    *(["summary"] if snapshot.get("scenario_coverage") else []),
+                    "framing",
+                    "shortlist",
+                    "matrix",
+                    *(f"c-{c['slug']}" for c in snapshot["candidates"]),
+                    "evidence",
+                    "signoff",
+                ],
                 # Product names; revisions frozen before they were kept show their references.
                 "matrix_columns": snapshot["matrix"].get("column_names")
                 or snapshot["matrix"]["columns"],
@@ -256,6 +282,54 @@ def html_to_pdf(html: str) -> Rendered:
         rendered = Rendered(pdf=document.write_pdf(), pages=len(document.pages))
         del document
     return rendered
+
+
+def sheet_rows(sheet: Sheet) -> int:
+    """The sheet's bulk: results matrix cells and evidence index lines."""
+    matrix = sheet.snapshot["matrix"]
+    return len(matrix["actions"]) * len(matrix["columns"]) + len(sheet.snapshot.get("evidence", []))
+
+
+def sheet_pdf(
+    sheet: Sheet,
+    *,
+    signoffs: list[SignOff] | None = None,
+    signer_subject: str = "",
+    self_signed: bool = False,
+    signoff_only: bool = False,
+    total_pages: int = 0,
+) -> Rendered:
+    """The sheet's PDF: one document, or for a sheet over SHEET_PARTS_ABOVE rows, laid out in
+    parts one after another (reports.pdfparts), which bounds memory by the largest part."""
+    from django.conf import settings
+
+    from reports import pdfparts
+
+    limit = settings.SHEET_PARTS_ABOVE
+    parts = not signoff_only and bool(limit) and sheet_rows(sheet) > limit
+    html = sheet_html(
+        sheet,
+        signoffs=signoffs,
+        signer_subject=signer_subject,
+        self_signed=self_signed,
+        signoff_only=signoff_only,
+        total_pages=total_pages,
+        parts=parts,
+    )
+    if parts:
+        try:
+            with cyclic_gc_paused():
+                pdf, pages = pdfparts.render_in_parts(html)
+            return Rendered(pdf=pdf, pages=pages)
+        except pdfparts.Unsettled:
+            html = sheet_html(
+                sheet,
+                signoffs=signoffs,
+                signer_subject=signer_subject,
+                self_signed=self_signed,
+                total_pages=total_pages,
+            )
+    return html_to_pdf(html)
 
 
 def replace_last_page(pdf: bytes, page_pdf: bytes) -> bytes:

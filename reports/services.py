@@ -214,9 +214,8 @@ def sheet_render(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
     claim = _holding(sheet, SheetStatus.RENDERING)
     claim.update(progress=10, error="")
     try:
-        html = rendering.sheet_html(sheet)
         claim.update(progress=40)
-        rendered = rendering.html_to_pdf(html)
+        rendered = rendering.sheet_pdf(sheet)
         with files_removed_on_failure() as stored, transaction.atomic():
             if not claim.select_for_update().exists():
                 log.warning("sheet %s: rendering was taken over; result dropped", sheet.pk)
@@ -393,8 +392,8 @@ def _sealed_pdf(sheet: Sheet) -> bytes:
         raise ValueError(_("not approved by %(roles)s") % {"roles": ", ".join(missing)})
     identity = signing.signing_identity()
 
-    def html(*, signoff_only: bool) -> str:
-        return rendering.sheet_html(
+    def pdf(*, signoff_only: bool) -> rendering.Rendered:
+        return rendering.sheet_pdf(
             sheet,
             signoffs=signoffs,
             signer_subject=identity.subject,
@@ -406,12 +405,12 @@ def _sealed_pdf(sheet: Sheet) -> bytes:
     # Usually only the sign-off page is rendered, in place of the draft's placeholder page.
     # When long comments make it run over one page, every page number after it changes, so
     # the whole sheet is rendered again with the decisions in it.
-    signoff_page = rendering.html_to_pdf(html(signoff_only=True))
+    signoff_page = pdf(signoff_only=True)
     if signoff_page.pages == 1:
         with sheet.pdf.open("rb") as handle:
             final = rendering.replace_last_page(handle.read(), signoff_page.pdf)
     else:
-        final = rendering.html_to_pdf(html(signoff_only=False)).pdf
+        final = pdf(signoff_only=False).pdf
     return signing.sign_pdf(
         final, identity, reason=f"{sheet.project.slug} r{sheet.revision} approved"
     )

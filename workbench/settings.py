@@ -374,6 +374,10 @@ PROBE_SOFT_TIME_LIMIT = env_int("PROBE_SOFT_TIME_LIMIT", 900, minimum=10)
 # Sheet work that meets a passing failure (database connection, storage) retries after this
 # many seconds, doubling each time (reports.tasks).
 SHEET_RETRY_SECONDS = env_int("SHEET_RETRY_SECONDS", 15, minimum=1)
+# A sheet with more rows than this (results matrix cells and evidence index lines) is laid out
+# in parts, one after another, so that rendering it needs the memory of one part, not of the
+# whole document (reports.pdfparts); 0: always one document.
+SHEET_PARTS_ABOVE = env_int("SHEET_PARTS_ABOVE", 4000, minimum=0)
 # How long the API remembers an Idempotency-Key's response for replays.
 IDEMPOTENCY_KEEP_HOURS = env_int("IDEMPOTENCY_KEEP_HOURS", 48, minimum=1)
 PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 16, minimum=1)

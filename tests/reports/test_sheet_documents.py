@@ -31,6 +31,14 @@ def _pages(pdf: Path) -> list[str]:
     return text.split("\f")[:-1]  # pdftotext ends every page with a form feed
 
 
+@pytest.fixture(params=["one document", "in parts"])
+def layout(request: pytest.FixtureRequest, settings: Any) -> str:
+    """Both ways a sheet is laid out: one document, and in parts (reports.pdfparts, which a
+    sheet over SHEET_PARTS_ABOVE rows takes): the reader sees the same sheet either way."""
+    settings.SHEET_PARTS_ABOVE = 0 if request.param == "one document" else 1
+    return str(request.param)
+
+
 def _seal(evaluation: dict[str, Any], sheet: Sheet) -> Sheet:
     approve_all(evaluation, sheet)
     sealed = services.sheet_seal(sheet_id=sheet.pk)
@@ -39,7 +47,7 @@ def _seal(evaluation: dict[str, Any], sheet: Sheet) -> Sheet:
 
 
 def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
-    evaluation, tmp_path
+    evaluation, tmp_path, layout
 ) -> None:
     # Enough actions that the matrix runs over several pages.
     make_actions(
@@ -105,7 +113,7 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
 
 
 def test_a_sealed_sheet_verifies_in_browser_api_and_command(
-    evaluation, login, tmp_path, settings
+    evaluation, login, tmp_path, settings, layout
 ) -> None:
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000  # a sealed sheet is larger: still verified
     sheet = _seal(evaluation, rendered(evaluation, "zh-hans"))
