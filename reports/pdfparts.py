@@ -48,10 +48,10 @@ CONTENTS_LINES_PER_PAGE = 40  # about, at the contents' type size: a first guess
 # In the contents: the page of a section, given once every part is laid out. Only as an
 # attribute's whole value (text the team wrote cannot hold a bare quote: it is escaped).
 PAGE_MARK = re.compile(r'data-page="@@page:([A-Za-z0-9_-]{1,120})@@"')
-# HTML laid out per part, about: a dense sheet runs 8-10 KB of HTML a page, so a part is
-# 30-40 pages, which holds memory near 250 MB while the few parts keep their fixed costs (each
-# part's fonts are subset and written on their own) small.
-PART_BYTES = 300_000
+# HTML laid out per part, about: a dense sheet runs 6-10 KB of HTML a page, so a part is 15-25
+# pages. Halving it from 300,000 lowered a 10 x 1,000 sheet's peak by 57 MB for 7 % more time
+# (each part's fonts are subset and written on their own) and a larger file (docs/performance.md).
+PART_BYTES = 150_000
 _PX_TO_PT = 0.75  # WeasyPrint lays out in CSS pixels; PDF coordinates are points
 # The footer's page number: 8 pt DejaVu Sans (its digits, space and slash, embedded as a
 # subset like every font of the sheet), the running header's grey, centred in the bottom margin
@@ -260,7 +260,9 @@ def _footer_font(writer: PdfWriter) -> tuple[IndirectObject, dict[str, float]]:
         raise FileNotFoundError("DejaVu Sans (fonts-dejavu-core) is not installed")
     font = TTFont(path)
     cap_height = _cap_height(font)  # from the whole font: the subset has no "H"
-    subsetter = subset.Subsetter(subset.Options(layout_features=[], name_IDs=[1, 2, 4, 6]))
+    options = subset.Options(layout_features=[], name_IDs=[1, 2, 4, 6])
+    options.drop_tables += ["FFTM"]  # a font editor's timestamp, which fontTools cannot subset
+    subsetter = subset.Subsetter(options)
     subsetter.populate(text=_FOOTER_CHARS)
     subsetter.subset(font)
     program = BytesIO()
