@@ -53,9 +53,9 @@ PAGE_MARK = re.compile(r'data-page="@@page:([A-Za-z0-9_-]{1,120})@@"')
 # (each part's fonts are subset and written on their own) and a larger file (docs/performance.md).
 PART_BYTES = 150_000
 _PX_TO_PT = 0.75  # WeasyPrint lays out in CSS pixels; PDF coordinates are points
-# The footer's page number: 8 pt DejaVu Sans (its digits, space and slash, embedded as a
-# subset like every font of the sheet), the running header's grey, centred in the bottom margin
-# (16 mm) as the margin box would be.
+# The footer's page number as one document's margin box prints it: 8 pt DejaVu Sans (its
+# digits, space and slash, embedded as a subset like every font of the sheet), the running
+# header's grey, centred in the bottom margin (16 mm).
 _FOOTER_SIZE = 8.0
 _FOOTER_BASELINE = 19.8
 _FOOTER_CHARS = " /0123456789"
