@@ -305,31 +305,26 @@ def sheet_pdf(
 
     from reports import pdfparts
 
+    def html(*, parts: bool) -> str:
+        return sheet_html(
+            sheet,
+            signoffs=signoffs,
+            signer_subject=signer_subject,
+            self_signed=self_signed,
+            signoff_only=signoff_only,
+            total_pages=total_pages,
+            parts=parts,
+        )
+
     limit = settings.SHEET_PARTS_ABOVE
-    parts = not signoff_only and bool(limit) and sheet_rows(sheet) > limit
-    html = sheet_html(
-        sheet,
-        signoffs=signoffs,
-        signer_subject=signer_subject,
-        self_signed=self_signed,
-        signoff_only=signoff_only,
-        total_pages=total_pages,
-        parts=parts,
-    )
-    if parts:
+    if not signoff_only and limit and sheet_rows(sheet) > limit:
         try:
             with cyclic_gc_paused():
-                pdf, pages = pdfparts.render_in_parts(html)
+                pdf, pages = pdfparts.render_in_parts(html(parts=True))
             return Rendered(pdf=pdf, pages=pages)
         except pdfparts.Unsettled:
-            html = sheet_html(
-                sheet,
-                signoffs=signoffs,
-                signer_subject=signer_subject,
-                self_signed=self_signed,
-                total_pages=total_pages,
-            )
-    return html_to_pdf(html)
+            pass  # laid out as one document below
+    return html_to_pdf(html(parts=False))
 
 
 def replace_last_page(pdf: bytes, page_pdf: bytes) -> bytes:
