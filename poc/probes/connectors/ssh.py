@@ -254,35 +254,75 @@ def _add_note(entry: dict[str, Any], note: str) -> None:
 # A node's commands run in one remote shell session: one channel, one round trip, one login
 # shell, instead of one of each per command. The script (POSIX sh) frames each command's
 # stdout and stderr with markers holding a nonce drawn for this run, which no command can
-# know, and the end marker on stdout carries the command's exit status; coreutils `timeout`
-# keeps each command's own time limit. Where the shell does not run the script (a restricted
-# shell, a forced command) or has no `timeout`, the commands run one channel each, as before.
+# know; the begin marker on stdout carries the command's process id (read by the process itself
+# from /proc/self/stat before it becomes the command) and the end marker its exit status.
+#
+# The client keeps each command's time limit: past it, it writes "TERM <pid>" on the session's
+# stdin, "KILL <pid>" KILL_GRACE seconds later, and a reader the script starts in the
+# background sends those signals (to that process only: a late request cannot reach the next
+# command, which has another process id). What a command killed by a signal leaves running (the
+# rest of a pipeline, say) is stopped before the next command starts, so that none of it writes
+# into the next command's output. No process is started per command beyond the command itself
+# (coreutils `timeout` cost two more), and nothing runs on when the client is gone: at the end
+# of its stdin the reader stops the session's whole process group (TERM, then KILL). Where the
+# shell does not run the script (a restricted shell, a forced command), where the script's
+# shell does not lead a process group of its own (that group is what the reader stops; OpenSSH
+# makes each session one), or where the node has no /proc, the commands run one channel each.
 
-KILL_GRACE = 5  # s from a command's TERM at its time limit to its KILL (timeout -k)
+KILL_GRACE = 5  # s from a command's TERM at its time limit to its KILL
 BATCH_SLACK = 5.0  # s more the client waits for a command of the batch before it cuts the batch
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_./,:+@%=-]+\Z")
 _SIGNALS = {int(s): s.name.removeprefix("SIG") for s in signal.Signals}
 
 # Each command's begin marker goes out with the previous command's end marker, in one write
 # per stream: fewer packets for both sides to handle. Where the client is gone (it cut the
-# batch), the script stops instead of running the rest unseen.
+# batch), the session stops instead of running the rest unseen. The script's last acts stop
+# the reader and whatever a command left running in the background (the script itself
+# catches that TERM), so that the session's streams end.
 _SCRIPT = r"""_wb_n=@NONCE@
 _wb_p=
-_wb_r() {
-  _wb_i=$1; shift
-  printf '%s%s:%s:b\n' "$_wb_p" "$_wb_n" "$_wb_i" || exit 1
-  printf '%s%s:%s:b\n' "$_wb_p" "$_wb_n" "$_wb_i" >&2 || exit 1
-  timeout -k @GRACE@ @LIMIT@ "$@" </dev/null
-  _wb_s=$?
-  _wb_p="
-${_wb_n}:${_wb_i}:e:${_wb_s}
-"
-}
-if timeout -k 1 9 true </dev/null >/dev/null 2>&1; then
+_wb_x=
+read -r _wb_x _wb_y _wb_y _wb_y _wb_g _wb_y 2>/dev/null </proc/self/stat
+if [ -n "$_wb_x" ] && [ "$_wb_x" = "$_wb_g" ]; then
   printf '%s:h:1\n' "$_wb_n"
 else
   printf '%s:h:0\n' "$_wb_n"; exit 0
-fi"""
+fi
+exec 3<&0
+(
+  trap '' TERM
+  while read -r _wb_g _wb_q; do
+    case "$_wb_g $_wb_q" in
+      "TERM "[1-9]*|"KILL "[1-9]*) kill -s "$_wb_g" "$_wb_q" 2>/dev/null ;;
+    esac
+  done
+  kill -s TERM 0
+  sleep @GRACE@
+  kill -s KILL 0
+) <&3 >/dev/null 2>&1 &
+_wb_rd=$!
+exec 3<&-
+_wb_r() {
+  _wb_i=$1; shift
+  (
+    read -r _wb_x _wb_y </proc/self/stat
+    printf '%s%s:%s:b:%s\n' "$_wb_p" "$_wb_n" "$_wb_i" "$_wb_x" || kill -s TERM 0
+    printf '%s%s:%s:b\n' "$_wb_p" "$_wb_n" "$_wb_i" >&2 || kill -s TERM 0
+    exec "$@" </dev/null
+  ) &
+  wait $!
+  _wb_s=$?
+  if [ "$_wb_s" -gt 128 ]; then
+    trap : TERM; kill -s TERM 0; trap - TERM
+  fi
+  _wb_p="
+${_wb_n}:${_wb_i}:e:${_wb_s}
+"
+}"""
+_SCRIPT_END = """printf '%s' "$_wb_p"; printf '%s' "$_wb_p" >&2
+{ kill -s KILL "$_wb_rd"; wait "$_wb_rd"; } 2>/dev/null
+trap : TERM
+kill -s TERM 0"""
 
 
 @dataclass(frozen=True)
@@ -297,10 +337,6 @@ class _Step:
     group: str = ""
 
 
-def _seconds(value: float) -> str:
-    return f"{max(value, 0.001):.3f}".rstrip("0").rstrip(".")
-
-
 def _words(step: _Step) -> str:
     words = step.command.split()
     if step.plain and words and "=" not in words[0] and all(map(_PLAIN_WORD.match, words)):
@@ -308,13 +344,9 @@ def _words(step: _Step) -> str:
     return '"${SHELL:-/bin/sh}" -c ' + shlex.quote(step.command)
 
 
-def _batch_script(nonce: str, steps: Sequence[_Step], timeout: float) -> str:
+def _batch_script(nonce: str, steps: Sequence[_Step]) -> str:
     """The POSIX sh script running `steps` in order, each framed on both streams."""
-    lines = [
-        _SCRIPT.replace("@NONCE@", nonce)
-        .replace("@GRACE@", str(KILL_GRACE))
-        .replace("@LIMIT@", _seconds(timeout))
-    ]
+    lines = [_SCRIPT.replace("@NONCE@", nonce).replace("@GRACE@", str(KILL_GRACE))]
     for index, step in enumerate(steps):
         run = f"_wb_r {index} {_words(step)}"
         if step.group:
@@ -323,7 +355,7 @@ def _batch_script(nonce: str, steps: Sequence[_Step], timeout: float) -> str:
             if index == 0 or steps[index - 1].group != step.group:
                 lines.append("_wb_k=")
         lines.append(run)
-    lines.append("""printf '%s' "$_wb_p"; printf '%s' "$_wb_p" >&2""")
+    lines.append(_SCRIPT_END)
     return "\n".join(lines) + "\n"
 
 
@@ -334,11 +366,12 @@ class _Splitter:
     def __init__(self, nonce: str, limit: int) -> None:
         self.nonce = nonce.encode()
         self.limit = limit
-        self.marker = re.compile(re.escape(self.nonce) + rb":(?:h:(\d)|(\d+):b)\n")
+        self.marker = re.compile(re.escape(self.nonce) + rb":(?:h:(\d)|(\d+):b(?::(\d+))?)\n")
         self.header: bytes | None = None
         self.parts: dict[int, bytearray] = {}
         self.status: dict[int, int] = {}
         self.began: dict[int, float] = {}
+        self.pids: dict[int, int] = {}  # the process each command ran in (stdout's markers)
         self.ended: dict[int, float] = {}
         self.current: int | None = None
         self.last = time.monotonic()  # when the last marker came
@@ -375,6 +408,8 @@ class _Splitter:
                     self.current = int(found.group(2))
                     self.parts[self.current] = bytearray()
                     self.began[self.current] = now
+                    if found.group(3) is not None:
+                        self.pids[self.current] = int(found.group(3))
                 self.last = now
                 buffer = buffer[found.end() :]
                 continue
@@ -427,11 +462,23 @@ async def _pump(reader: Any, splitter: _Splitter) -> None:
 
 
 def _deadline(out: _Splitter, timeout: float) -> float:
+    """When the client gives up on the batch (and cuts it) if no marker comes before."""
     if out.eof:  # every command is done: stderr's end is on its way
         return out.last + BATCH_SLACK
     if out.current is not None:
         return out.last + timeout + KILL_GRACE + BATCH_SLACK
     return out.last + timeout + BATCH_SLACK
+
+
+def _signal_due(out: _Splitter, timeout: float, sent: dict[int, str]) -> tuple[str, float] | None:
+    """The signal the running command has coming (TERM at its limit, KILL KILL_GRACE seconds
+    later) and when; None when it has had both or its process is not known."""
+    index = out.current
+    if index is None or index not in out.pids or sent.get(index) == "KILL":
+        return None
+    if sent.get(index) == "TERM":
+        return "KILL", out.began[index] + timeout + KILL_GRACE
+    return "TERM", out.began[index] + timeout
 
 
 async def _run_batch(
@@ -441,20 +488,30 @@ async def _run_batch(
     out, err = _Splitter(nonce, OUTPUT_LIMIT), _Splitter(nonce, STDERR_LIMIT)
     batch = _Batch(entries=[None] * len(steps))
     cut = ""
+    sent: dict[int, str] = {}  # the signals asked for, by command
     try:
-        process = await conn.create_process(
-            _batch_script(nonce, steps, timeout), encoding=None, stdin=asyncssh.DEVNULL
-        )
+        process = await conn.create_process(_batch_script(nonce, steps), encoding=None)
     except (asyncssh.Error, OSError) as exc:
         batch.note = f"the batch could not start ({_describe(exc)[1]})"
         return batch
     pumps = asyncio.gather(_pump(process.stdout, out), _pump(process.stderr, err))
     try:
         while not pumps.done():
-            wait = _deadline(out, timeout) - time.monotonic()
+            now = time.monotonic()
+            due = _signal_due(out, timeout, sent)
+            if due is not None and due[1] <= now:
+                index = out.current
+                assert index is not None
+                # The script's reader sends it to that process, and to no other.
+                process.stdin.write(f"{due[0]} {out.pids[index]}\n".encode())
+                sent[index] = due[0]
+                continue
+            wait = _deadline(out, timeout) - now
             if wait <= 0:
                 cut = f"timed out after {timeout:g} s"
                 break
+            if due is not None:
+                wait = min(wait, due[1] - now)
             await asyncio.wait({pumps}, timeout=min(wait, 1.0))  # deadlines move as it goes
         else:
             pumps.result()
@@ -476,12 +533,16 @@ async def _run_batch(
             )
         return batch
     if out.header != b"1":
-        batch.note = "the node has no `timeout` command to limit each command of one session"
+        batch.note = (
+            "the node's shell cannot name its commands' processes (no /proc, or a session "
+            "without a process group of its own)"
+        )
         return batch
     now = time.monotonic()
     for index, step in enumerate(steps):
         if index in out.began:
-            batch.entries[index] = _batch_entry(step, index, out, err, timeout, cut, now)
+            timed_out = index in sent
+            batch.entries[index] = _batch_entry(step, index, out, err, timeout, timed_out, cut, now)
             if index not in out.status:
                 batch.note = f"the batch was cut at `{step.name}` ({cut or 'it ended early'})"
     return batch
@@ -493,6 +554,7 @@ def _batch_entry(
     out: _Splitter,
     err: _Splitter,
     timeout: float,
+    timed_out: bool,
     cut: str,
     now: float,
 ) -> dict[str, Any]:
@@ -509,8 +571,7 @@ def _batch_entry(
     status = out.status.get(index)
     if status is None:
         entry["error"] = cut or "the node's shell ended before the command did"
-    elif status in (124, 137, 143) and seconds >= timeout * 0.9:
-        # `timeout` ended it (coreutils: 124, or 137 after the KILL; BusyBox: 143)
+    elif timed_out:  # it ran past its limit: the client had it signalled
         entry["error"] = f"timed out after {timeout:g} s"
     else:
         entry["exit_code"] = status

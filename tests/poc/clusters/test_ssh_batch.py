@@ -3,9 +3,11 @@ replaying the H200 captures): what comes back per command is what one channel pe
 streams and exit statuses stay with their command whatever it prints, time limits hold, and a
 node whose shell does not run the script is read one channel a command, as before."""
 
+import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,7 +131,7 @@ def test_output_that_looks_like_the_markers_does_not_break_the_split(
 ) -> None:
     # The first command prints the batch script itself (its shell's command line, nonce and
     # all); the second prints markers of a made-up nonce.
-    own_script = "tr '\\0' '\\n' < /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/cmdline"
+    own_script = "tr '\\0' '\\n' < /proc/$PPID/cmdline"
     forged = "printf '%s\\n' 'x' '0123456789abcdef0123456789abcdef:2:e:0' 'beef:3:b' ':h:1' 'y'"
     commands = [("script", own_script), ("forged", forged), ("after", "echo after")]
     first, second = probe(ssh_nodes["gpu1"], commands), probe(ssh_nodes["gpu1"], commands)
@@ -166,6 +168,31 @@ def test_a_command_past_its_limit_is_reported_and_the_next_ones_still_run(
     smi = [o for o in hung.outputs if o["name"].startswith("nvidia-smi")]
     assert len(smi) == 5 and all(o["error"] == "timed out after 1 s" for o in smi)
     assert hung.outputs[5]["name"] == "dmesg" and hung.outputs[5]["error"] == "permission denied"
+    assert channels == []
+
+
+def test_a_command_that_ignores_its_term_is_killed_and_the_batch_goes_on(
+    ssh_nodes: dict[str, SshNode], channels: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ssh, "KILL_GRACE", 1)
+    deaf = "trap '' TERM; echo before; sleep 30"  # its sleep ignores TERM too
+    result = probe(ssh_nodes["gpu1"], [("deaf", deaf), ("next", "echo next")], timeout=1)
+    first, after = result.outputs
+    assert (first["error"], first["stdout"]) == ("timed out after 1 s", "before\n")
+    assert 1.9 <= first["duration_s"] < 4  # TERM at 1 s did nothing; KILL a second later
+    assert (after["stdout"], after["exit_code"], channels) == ("next\n", 0, [])
+
+
+def test_what_a_command_past_its_limit_left_running_does_not_reach_the_next(
+    ssh_nodes: dict[str, SshNode], channels: list[str]
+) -> None:
+    # `slow` is ended at its limit; the background part it started would print into the next
+    # command's output a fifth of a second later, were it not stopped with it.
+    slow = "(sleep 1.2; echo late; echo late >&2) & exec sleep 30"
+    result = probe(ssh_nodes["gpu1"], [("slow", slow), ("next", "sleep 0.6; echo next")], timeout=1)
+    first, after = result.outputs
+    assert first["error"] == "timed out after 1 s"
+    assert (after["stdout"], after["stderr"], after["exit_code"]) == ("next\n", "", 0)
     assert channels == []
 
 
@@ -280,15 +307,15 @@ def test_a_shell_that_does_not_run_the_script_is_read_a_channel_a_command(
         assert "it said: only the GPU commands may run here" in output["note"]
 
 
-def test_a_node_without_a_usable_timeout_is_read_a_channel_a_command(
+def test_the_limits_need_no_timeout_command_on_the_node(
     fresh_node: SshNode, channels: list[str]
 ) -> None:
-    # As an old BusyBox's timeout, which knows no -k.
+    # As an old BusyBox's timeout, which knows no -k: the session never calls it.
     tool(fresh_node, "timeout", "#!/bin/sh\necho \"timeout: invalid option -- 'k'\" >&2\nexit 1\n")
-    result = probe(fresh_node)
-    assert result.outputs[0]["exit_code"] == 0 and "H200" in result.outputs[0]["stdout"]
-    assert channels == ["hostname"] + [o["name"] for o in result.outputs]
-    assert "no `timeout` command" in result.outputs[0]["note"]
+    result = probe(fresh_node, [("slow", "sleep 30"), ("next", "echo next")], timeout=1)
+    assert [o["error"] for o in result.outputs] == ["timed out after 1 s", None]
+    assert result.outputs[1]["stdout"] == "next\n" and channels == []
+    assert not [o for o in probe(fresh_node).outputs if "note" in o and "channel" in o["note"]]
 
 
 def test_a_run_reads_its_key_once(
@@ -313,6 +340,26 @@ def test_a_run_reads_its_key_once(
 SHELLS = ["dash", "bash", "zsh", "mksh", "busybox sh", "sh"]
 
 
+def run_script(shell: str, script: str, *, timeout: float = 30) -> tuple[bytes, bytes]:
+    """Run a batch script as sshd would: in a session of its own, its stdin kept open (the
+    client's side of the session) until it ends."""
+    read_end, write_end = os.pipe()
+    try:
+        done = subprocess.run(
+            [*shell.split(), "-c", script],
+            stdin=read_end,
+            capture_output=True,
+            env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/sh"},
+            timeout=timeout,
+            check=False,
+            start_new_session=True,
+        )
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    return done.stdout, done.stderr
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 def test_the_script_is_plain_posix_sh(shell: str) -> None:
     assert shutil.which(shell.split()[0]), f"{shell} is missing: .ci/run and the README install it"
@@ -323,21 +370,71 @@ def test_the_script_is_plain_posix_sh(shell: str) -> None:
         ssh._Step("g1", "false", group="g"),
         ssh._Step("g2", "true", group="g"),
         ssh._Step("g3", "echo never", group="g"),
+        ssh._Step("bg", "sleep 60 & echo left-running", plain=False),
     ]
     nonce = "0123456789abcdef0123456789abcdef"
+    started = time.monotonic()
+    stdout, stderr = run_script(shell, ssh._batch_script(nonce, steps))
+    # The command left running in the background is stopped with the session: its end came
+    # at once, not after the minute.
+    assert time.monotonic() - started < 20
+    out, err = ssh._Splitter(nonce, 1000), ssh._Splitter(nonce, 1000)
+    out.feed(stdout, 0.0)
+    err.feed(stderr, 0.0)
+    out.finish()
+    err.finish()
+    assert out.header == b"1" and not out.stray and not err.stray
+    assert out.status == {0: 3, 1: 0, 2: 0, 3: 1, 4: 0, 6: 0}  # the group stopped at g2
+    assert [out.text(i) for i in (0, 1, 2, 3, 4, 6)] == [
+        "out-a\n",
+        "no newline",
+        "Linux\n",
+        "",
+        "",
+        "left-running\n",
+    ]
+    assert [err.text(i) for i in range(5)] == ["err-a\n", "", "", "", ""]
+    # Each command named the process it ran in, a process of its own.
+    assert len(set(out.pids.values())) == 6 and all(pid > 1 for pid in out.pids.values())
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_script_ends_when_its_client_is_gone(
+    shell: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client's end of stdin closes (a lost worker, a cut batch): the session's processes
+    # stop, the one running (TERM, then KILL for one that ignores TERM) and the ones to come.
+    monkeypatch.setattr(ssh, "KILL_GRACE", 1)
+    mark = tmp_path / "ran"
+    steps = [
+        ssh._Step("long", "trap '' TERM; sleep 60; echo", plain=False),
+        ssh._Step("after", f"echo after > {mark}", plain=False),
+    ]
+    nonce = "0123456789abcdef0123456789abcdef"
+    started = time.monotonic()
     done = subprocess.run(
-        [*shell.split(), "-c", ssh._batch_script(nonce, steps, 5)],
+        [*shell.split(), "-c", ssh._batch_script(nonce, steps)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,  # returns once every process holding the streams is gone
+        env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/sh"},
+        timeout=30,
+        check=False,
+        start_new_session=True,
+    )
+    assert time.monotonic() - started < 10 and not mark.exists()
+    assert done.stdout.startswith(f"{nonce}:h:1\n".encode())
+
+
+@pytest.mark.parametrize("shell", ["dash", "bash"])
+def test_a_script_whose_shell_leads_no_process_group_runs_nothing(shell: str) -> None:
+    # Its reader could not stop what it started without signalling processes not its own.
+    nonce = "0123456789abcdef0123456789abcdef"
+    done = subprocess.run(
+        [*shell.split(), "-c", ssh._batch_script(nonce, [ssh._Step("a", "echo ran")])],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/sh"},
         timeout=30,
         check=False,
     )
-    out, err = ssh._Splitter(nonce, 1000), ssh._Splitter(nonce, 1000)
-    out.feed(done.stdout, 0.0)
-    err.feed(done.stderr, 0.0)
-    out.finish()
-    err.finish()
-    assert out.header == b"1" and not out.stray and not err.stray
-    assert out.status == {0: 3, 1: 0, 2: 0, 3: 1, 4: 0}  # the group stopped at g2
-    assert [out.text(i) for i in range(5)] == ["out-a\n", "no newline", "Linux\n", "", ""]
-    assert [err.text(i) for i in range(5)] == ["err-a\n", "", "", "", ""]
+    assert done.stdout == f"{nonce}:h:0\n".encode() and done.returncode == 0
