@@ -9,15 +9,16 @@ captures, so that what is timed is the probe (connect, authenticate, run the nod
 parse, store), not a Python start-up per fake command. Needs root and openssh-server. Run with
 `make bench` or `.venv/bin/python bench/cluster_probes.py` (BENCH_TRACE=1 also lists the
 largest live Python allocations at the end of the long run; BENCH_ONLY=concurrency stops after
-the concurrency figures). The CPU time of the probes and of the sshd servers (with their
-sessions) is counted too: on loopback the servers' work shares the machine's cores with the
-probes', which bounds what any concurrency can reach.
+the concurrency figures). The CPU time the whole machine spends on the probes is counted too
+(run it on an otherwise quiet machine): on loopback the servers' work shares the machine's
+cores with the probes', which bounds what any concurrency can reach.
 """
 
 import math
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,8 @@ case "$*" in
 esac
 """
 PORTS_PER_SERVER = 15  # sshd listens on at most 16 sockets
+SINGLES = 9  # single probes timed, one after another (their median is "one probe")
+FIFTIES = 3  # runs of the 50 (the median run is compared)
 
 
 def start_servers(root: Path, count: int, key: Path) -> list[tuple[object, list[int]]]:
@@ -79,23 +82,17 @@ def own_cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime
 
 
-def cpu_seconds(daemons: list[int]) -> float:
-    """CPU time spent so far by this process and by the sshd daemons with their finished
-    sessions (a daemon's cutime/cstime count the sessions it has reaped)."""
-    total = own_cpu_seconds()
-    ticks = os.sysconf("SC_CLK_TCK")
-    for pid in daemons:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(v) for v in fields[11:15]) / ticks  # utime stime cutime cstime
-    return total
+def machine_cpu_seconds() -> float:
+    """CPU time the whole machine has spent so far, every core, every process and the kernel
+    (/proc/stat: all but idle and iowait). A session's processes are not all counted in its
+    sshd's children's times (what a session's shell runs is reaped elsewhere), so the probes'
+    cost is read here, for the machine, which had better be otherwise quiet."""
+    with open("/proc/stat") as handle:
+        fields = [int(v) for v in handle.readline().split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_concurrency(
-    targets: list[tuple[str, int]], host_key: str, key_text: str, daemons: list[int]
-) -> None:
+def bench_concurrency(targets: list[tuple[str, int]], host_key: str, key_text: str) -> None:
     from poc.probes.connectors import ssh
 
     def nodes(chosen: list[tuple[str, int]]) -> list[ssh.SshNode]:
@@ -113,35 +110,48 @@ def bench_concurrency(
 
     for result in ssh.probe_nodes(nodes(targets[:2]), concurrency=2):  # warm up
         assert not result.error, result.error
-    singles, single_cpu = [], []
-    for target in targets[:5]:
-        cpu = cpu_seconds(daemons)
+    cpu = machine_cpu_seconds()
+    time.sleep(1)
+    idle = machine_cpu_seconds() - cpu  # what the machine spends a second without the probes
+    singles = []
+    cpu = machine_cpu_seconds()
+    for target in targets[:SINGLES]:
         started = time.perf_counter()
         (result,) = list(ssh.probe_nodes(nodes([target]), concurrency=1))
         singles.append(time.perf_counter() - started)
-        single_cpu.append(cpu_seconds(daemons) - cpu)
         assert not result.error, result.error
-    one = sorted(singles)[len(singles) // 2]
-    one_cpu = sorted(single_cpu)[len(single_cpu) // 2]
-    fifty = targets[:50]
-    cpu, client = cpu_seconds(daemons), own_cpu_seconds()
-    started = time.perf_counter()
-    results = list(ssh.probe_nodes(nodes(fifty), concurrency=8))
-    total = time.perf_counter() - started
-    time.sleep(0.5)  # the servers reap their last sessions
-    fifty_cpu, client = cpu_seconds(daemons) - cpu, own_cpu_seconds() - client
-    assert len(results) == 50 and not [r for r in results if r.error]
+    time.sleep(0.5)  # the server's last session ends
+    one_cpu = (machine_cpu_seconds() - cpu - idle * (sum(singles) + 0.5)) / SINGLES  # the mean
+    one = statistics.median(singles)
     rounds = math.ceil(50 / 8)
     cores = os.cpu_count() or 1
+    runs = []  # (wall, machine CPU, the probing process's CPU) of each run of the 50
+    for first in range(0, 50 * FIFTIES, 50):  # each run on targets of its own
+        cpu, client = machine_cpu_seconds(), own_cpu_seconds()
+        started = time.perf_counter()
+        results = list(ssh.probe_nodes(nodes(targets[first : first + 50]), concurrency=8))
+        total = time.perf_counter() - started
+        client = own_cpu_seconds() - client
+        time.sleep(0.5)  # the servers end their last sessions
+        runs.append((total, machine_cpu_seconds() - cpu - idle * (total + 0.5), client))
+        assert len(results) == 50 and not [r for r in results if r.error]
+    runs.sort()
+    total, fifty_cpu, client = runs[len(runs) // 2]  # the median run
     # However the probes overlap, the 50 cannot finish before their CPU time is spent on the
     # machine's cores: that bound, against the target's one probe x rounds.
     floor = fifty_cpu / cores
     print("50 SSH targets on loopback, 8 at a time (the connector alone)")
     print(
-        f"  one probe (median of 5)       {one * 1000:7.0f} ms wall, {one_cpu * 1000:5.0f} ms CPU"
+        f"  one probe (median of {SINGLES})       {one * 1000:7.0f} ms wall, "
+        f"{one_cpu * 1000:5.0f} ms CPU (the mean)"
     )
+    walls = ", ".join(f"{run[0] * 1000:.0f}" for run in runs)
+    print(f"  50 targets, {FIFTIES} runs            {walls} ms wall")
     wall_ms, cpu_ms = total * 1000, fifty_cpu * 1000
-    print(f"  50 targets                    {wall_ms:7.0f} ms wall, {cpu_ms:5.0f} ms CPU")
+    print(f"  the median run                {wall_ms:7.0f} ms wall, {cpu_ms:5.0f} ms CPU")
+    print(
+        f"  the machine was busy          {100 * fifty_cpu / (total * cores):7.0f} % of its cores"
+    )
     print(f"  of which the probing process  {client * 1000:7.0f} ms CPU (one process: one core)")
     print(f"  ratio to one probe x {rounds}      {total / (one * rounds):7.2f}   (target <= 1.5)")
     print(
@@ -251,8 +261,7 @@ def main() -> None:
             node.process = sshd._start(node.directory, node.port)  # type: ignore[attr-defined]
         targets = [("127.0.0.1", port) for _node, ports in servers for port in ports]
         key_text = key.read_text()
-        daemons = [node.process.pid for node, _ports in servers]  # type: ignore[attr-defined]
-        bench_concurrency(targets, host_key, key_text, daemons)
+        bench_concurrency(targets, host_key, key_text)
         if os.environ.get("BENCH_ONLY") == "concurrency":
             return
         teardown = django_on_throwaway_database()
