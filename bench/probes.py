@@ -8,6 +8,8 @@ XML reader pays), so the ratio says what the fact extraction adds.
 The documents are built from the real H200 capture in ../shared/fixtures/gpu/h200/ (each copy of
 its <gpu> element with its own bus id, UUID and serial). Run with `make bench` or
 `.venv/bin/python bench/probes.py` (PostgreSQL from DATABASE_URL; a throwaway database).
+The probes of registered clusters (50 SSH targets 8 at a time, 500 nodes in one run) are timed
+by bench/cluster_probes.py.
 """
 
 import gc
