@@ -217,14 +217,18 @@ async def _run(
     """One command on a channel of its own (the way when the batch cannot be used)."""
     started = time.monotonic()
     entry: dict[str, Any] = {"name": name, "command": command, "exit_code": None}
+    process: asyncssh.SSHClientProcess[str] | None = None
     try:
-        done = await conn.run(command, check=False, timeout=timeout, errors="replace")
+        process = await conn.create_process(command, errors="replace")
+        done = await process.wait(timeout=timeout)
     except asyncssh.TimeoutError as exc:
         entry.update(
             stdout=str(exc.stdout or "")[:OUTPUT_LIMIT],
             stderr=str(exc.stderr or "")[:STDERR_LIMIT],
             error=f"timed out after {timeout:g} s",
         )
+        if process is not None:
+            await _stop(process)
     except (asyncssh.Error, OSError) as exc:
         entry.update(stdout="", stderr="", error=_describe(exc)[1])
     else:
@@ -236,8 +240,29 @@ async def _run(
         )
         if done.exit_signal:
             entry["error"] = f"killed by signal {done.exit_signal[0]}"
+    finally:
+        if process is not None:
+            process.close()
     entry["duration_s"] = round(time.monotonic() - started, 3)
     return entry
+
+
+async def _stop(process: asyncssh.SSHClientProcess[str]) -> None:
+    """Ask the node to end a command past its limit: TERM, then KILL if it has not ended
+    KILL_GRACE seconds later. OpenSSH sends either to the session's process group, the command
+    and what it started; a server that refuses signals (a forced command's session) leaves it
+    running, and the channel is closed all the same."""
+    for name in ("TERM", "KILL"):
+        try:
+            process.send_signal(name)
+        except (asyncssh.Error, OSError):
+            return
+        if name == "TERM":
+            try:
+                await asyncio.wait_for(process.wait_closed(), KILL_GRACE)
+                return
+            except TimeoutError:
+                continue
 
 
 def _succeeded(entry: dict[str, Any]) -> bool:

@@ -196,6 +196,31 @@ def test_what_a_command_past_its_limit_left_running_does_not_reach_the_next(
     assert channels == []
 
 
+def test_a_command_past_its_limit_on_a_channel_of_its_own_is_stopped_on_the_node(
+    ssh_nodes: dict[str, SshNode], channels: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where the batch is not used, a command past its limit is signalled through the channel
+    # (OpenSSH sends it to the command's process group), not left running on the node.
+    async def no_batch(conn: Any, steps: Any, timeout: float) -> ssh._Batch:
+        return ssh._Batch(entries=[None] * len(steps), note="off for this test")
+
+    monkeypatch.setattr(ssh, "_run_batch", no_batch)
+    pids = ssh_nodes["gpu1"].directory / "pids"
+    pids.mkdir(mode=0o777, exist_ok=True)
+    pids.chmod(0o777)
+    slow = f"sleep 40 & echo $! > {pids}/child; echo $$ > {pids}/shell; wait"
+    result = probe(ssh_nodes["gpu1"], [("slow", slow), ("next", "echo next")], timeout=1)
+    first, after = result.outputs
+    assert first["error"] == "timed out after 1 s" and after["stdout"] == "next\n"
+    assert channels == ["hostname", "slow", "next"]
+    deadline = time.monotonic() + 5
+    alive = ["shell", "child"]
+    while alive and time.monotonic() < deadline:
+        alive = [n for n in alive if Path(f"/proc/{(pids / n).read_text().strip()}").exists()]
+        time.sleep(0.05)
+    assert alive == []
+
+
 def test_a_command_that_outlives_its_kill_cuts_the_batch_and_the_rest_run_on_their_own(
     ssh_nodes: dict[str, SshNode], channels: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
