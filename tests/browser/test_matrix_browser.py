@@ -1,6 +1,10 @@
 """The results matrix in a real Chromium: keyboard navigation and recording from the panel."""
 
+import contextlib
+from urllib.parse import urlsplit
+
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from poc.models import Result
@@ -79,3 +83,41 @@ def test_the_grid_is_one_tab_stop(logged_in_page, live_server, actions) -> None:
     assert page.evaluate("!document.activeElement.hasAttribute('data-cell')")
     page.keyboard.press("Shift+Tab")  # back into the grid, on the cell last used
     expect(second).to_be_focused()
+
+
+def test_a_change_made_while_the_matrix_reloads_still_reaches_it(
+    logged_in_page, live_server, actions
+) -> None:
+    """Two results recorded in quick succession: the grid ends showing both, whatever the order
+    in which its reloads come back (a slow reload must not swallow the one after it)."""
+    page = logged_in_page
+    page.goto(f"{live_server.url}/projects/alpha/matrix/")
+    held: list = []
+    reloads: list[str] = []
+
+    def hold_the_first_reload(route) -> None:
+        reloads.append(route.request.url)
+        if len(reloads) == 1:
+            # Answered now (the grid as it is after the first result), delivered later.
+            held.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.route(lambda url: urlsplit(url).path == "/projects/alpha/matrix/", hold_the_first_reload)
+    panel = page.locator("#cell-panel")
+    for action in actions:
+        page.locator(f"#cell-volcano-{action.pk} a").click()
+        expect(panel.locator("#panel-h")).to_contain_text(action.key)
+        panel.get_by_label("Passed").check()
+        panel.get_by_role("button", name="Record result").click()
+        expect(panel).to_contain_text("Result recorded.")
+        for _ in range(200):
+            if held:
+                break
+            page.wait_for_timeout(50)
+    route, response = held[0]
+    with contextlib.suppress(PlaywrightError):  # given up for the newer reload: nothing to do
+        route.fulfill(response=response)
+    for action in actions:
+        expect(page.locator(f"#cell-volcano-{action.pk}")).to_contain_text("Passed")
+    assert Result.objects.filter(outcome="passed").count() == 2
