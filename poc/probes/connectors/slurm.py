@@ -14,7 +14,10 @@ output to `facts_from_cli`. Both return the same facts document (FACTS_FORMAT):
      "gpu_nodes": [NodeFacts, ...]}
 
 `state` is the base state in lower case ("idle", "mixed", "allocated", "down"), `state_flags`
-the rest in upper case ("DRAIN", "NOT_RESPONDING"), whatever the source spelled. GRES entries
+the rest in upper case ("DRAIN", "NOT_RESPONDING"), whatever the source spelled ("drng",
+"RESERVED", "IDLE+DRAIN", ["IDLE", "DRAIN"]); `state` is None where a one-word spelling hides a
+base state it does not pin down ("INVAL", "REBOOT^"). A partition's `default` is None where the
+source does not say (slurmrestd v0.0.39 and later leave partition flags out). GRES entries
 are `{"name", "type", "count", "indexes"}` ("gpu:h200:3(IDX:0-2)" -> gpu, h200, 3, "0-2").
 `gpus_total` / `gpus_used` are None where the source did not say (never 0 for unknown); a node
 Slurm declares no GRES on has 0. `max_gpus_per_job` is always None here: Slurm keeps per-job
@@ -113,19 +116,54 @@ _STATE_SUFFIXES = {
     "^": "REBOOT_ISSUED",
     "-": "PLANNED",
 }
-# sinfo's short (%t) and combined (%T) spellings, as the base state and flag they stand for.
-_BASE_STATES: dict[str, tuple[str, str | None]] = {
+# One-word states: what node_state_string() prints (sinfo %T, scontrol up to 21.08, slurmrestd
+# v0.0.36) and node_state_string_compact() (sinfo %t), as the base state and flag they stand
+# for. Where the word hides a base state that Slurm's choice of word does not pin down, the base
+# is None rather than a guess ("INVAL", "FAIL", "REBOOT", "COMPLETING"); a flag printed alone
+# means the base state is UNKNOWN ("CLOUD", "POWERED_DOWN").
+_BASE_STATES: dict[str, tuple[str | None, str | None]] = {
     "alloc": ("allocated", None),
     "mix": ("mixed", None),
-    "comp": ("completing", None),
-    "maint": ("maintenance", None),
-    "resv": ("reserved", None),
     "unk": ("unknown", None),
+    "futr": ("future", None),
     "drain": ("idle", "DRAIN"),
     "drained": ("idle", "DRAIN"),
     "drng": ("allocated", "DRAIN"),
     "draining": ("allocated", "DRAIN"),
+    "resv": ("idle", "RESERVED"),
+    "reserved": ("idle", "RESERVED"),
+    "plnd": ("idle", "PLANNED"),
+    "planned": ("idle", "PLANNED"),
+    "npc": ("idle", "PERFCTRS"),
+    "perfctrs": ("idle", "PERFCTRS"),
+    "maint": ("idle", "MAINTENANCE"),
+    "failg": ("allocated", "FAIL"),
+    "failing": ("allocated", "FAIL"),
+    "fail": (None, "FAIL"),
+    "comp": (None, "COMPLETING"),
+    "completing": (None, "COMPLETING"),
+    "boot": (None, "REBOOT_REQUESTED"),
+    "reboot": (None, "REBOOT_REQUESTED"),
+    "inval": (None, "INVALID_REG"),
+    "resm": (None, "RESUME"),
+    "resume": (None, "RESUME"),
+    "cloud": ("unknown", "CLOUD"),
+    "pow_dn": ("unknown", "POWER_DOWN"),
+    "power_down": ("unknown", "POWER_DOWN"),
+    "pow_up": ("unknown", "POWER_UP"),
+    "power_up": ("unknown", "POWER_UP"),
+    "powring_dn": ("unknown", "POWERING_DOWN"),
+    "powering_down": ("unknown", "POWERING_DOWN"),
+    "powered_dn": ("unknown", "POWERED_DOWN"),
+    "powered_down": ("unknown", "POWERED_DOWN"),
+    "powering_up": ("unknown", "POWERING_UP"),
+    "reboot_issued": ("unknown", "REBOOT_ISSUED"),
+    "canc_r": ("unknown", "CANCEL_REBOOT"),
+    "cancel_reboot": ("unknown", "CANCEL_REBOOT"),
 }
+# Flags under an older name: scontrol of Slurm 20.11 and older prints "+POWER" for a node that
+# power saving has shut down (the flag later releases call POWERED_DOWN).
+_FLAG_NAMES = {"POWER": "POWERED_DOWN", "POWER_SAVE": "POWERED_DOWN"}
 # "(S:0,1,IDX:0-1,3)": a key, then everything up to the next "KEY:" (values hold commas).
 _GRES_EXTRA = re.compile(r"([A-Za-z]+):(.*?)(?=,[A-Za-z]+:|$)")
 _COUNT = re.compile(r"^(\d+)([kmgtp]?)$", re.IGNORECASE)
@@ -169,11 +207,36 @@ _REQUEST_FORM = (
     "specify a type",
     "gres format",
     "invalid gres",
+    "trackable resource (tres) specification",
 )
 
 
 def _form_refusal(texts: Iterable[str]) -> bool:
     return any(marker in text.lower() for text in texts for marker in _REQUEST_FORM)
+
+
+# Slurm's refusals of the submitter, not of the size of the request (slurm_errno.c): the account,
+# partition, QOS, time limit or reservation, or submissions closed. The GPU count was never
+# weighed. ("Job violates accounting/QOS policy" is not among them: a GPU limit says that too.)
+_NOT_THE_GPU_COUNT = (
+    "invalid account",
+    "invalid partition",
+    "invalid qos",
+    "invalid wckey",
+    "time limit is invalid",
+    "no partition specified",
+    "access/permission denied",
+    "not permitted to use this partition",
+    "partition not available",
+    "partition in down state",
+    "requested reservation",
+    "submissions disabled",
+    "qos usage threshold",
+)
+
+
+def _other_refusal(texts: Iterable[str]) -> bool:
+    return any(marker in text.lower() for text in texts for marker in _NOT_THE_GPU_COUNT)
 
 
 def _text(value: Any) -> str | None:
@@ -199,8 +262,15 @@ def _int(value: Any) -> int | None:
 
 
 def _state(raw: Any, flags: Iterable[str] = ()) -> tuple[str | None, list[str]]:
-    """Base state (lower case) and flags (upper case) from "MIXED+DRAIN", "idle*", a list."""
-    parts = [str(p) for p in raw] if isinstance(raw, list) else str(raw or "").split("+")
+    """Base state (lower case) and flags (upper case) from "MIXED+DRAIN", "idle*", "resv",
+    "ALLOCATED+" (completing), a list."""
+    completing = False
+    if isinstance(raw, list):
+        parts = [str(p) for p in raw]
+    else:
+        text = str(raw or "").strip()
+        completing = text.endswith("+")  # node_state_string(): "ALLOCATED+", "alloc+"
+        parts = text.rstrip("+").split("+")
     parts = [p.strip() for p in parts if p and p.strip()]
     out_flags: list[str] = []
     base: str | None = None
@@ -210,12 +280,17 @@ def _state(raw: Any, flags: Iterable[str] = ()) -> tuple[str | None, list[str]]:
             part = part[:-1]
         if i == 0:
             base, flag = _BASE_STATES.get(part.lower(), (part.lower() or None, None))
+            # "REBOOT^" is a reboot issued, not one still waiting to be.
+            if flag == "REBOOT_REQUESTED" and "REBOOT_ISSUED" in out_flags:
+                flag = None
             if flag:
                 out_flags.append(flag)
         elif part:
             out_flags.append(part.upper())
+    if completing:
+        out_flags.append("COMPLETING")
     out_flags.extend(str(f).upper() for f in flags)
-    return base, list(dict.fromkeys(out_flags))
+    return base, list(dict.fromkeys(_FLAG_NAMES.get(f, f) for f in out_flags))
 
 
 def _split_top(text: str) -> list[str]:
@@ -430,8 +505,9 @@ def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
             continue
         reason = pairs.get("Reason")
         used = pairs.get("GresUsed")
-        if used is None and "AllocTRES" in pairs:
-            # Without -d there is no GresUsed; AllocTRES names the GPUs in use (none: empty).
+        if used is None and "AllocTRES" in pairs and _tres_gpus(pairs.get("CfgTRES")) is not None:
+            # Without -d there is no GresUsed; AllocTRES names the GPUs in use (none: empty),
+            # but only where TRES tracks GPUs at all, which CfgTRES shows.
             used = f"gpu:{_tres_gpus(pairs['AllocTRES']) or 0}"
         nodes.append(
             _node(
@@ -449,11 +525,17 @@ def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
 
 
 def _tres_gpus(tres: str | None) -> int | None:
+    """GPUs in a TRES string: "gres/gpu=8", else the sum of typed entries ("gres/gpu:a100=4",
+    tracked alone where AccountingStorageTRES names only types); None without either."""
+    typed: int | None = None
     for item in (tres or "").split(","):
         key, _, value = item.partition("=")
-        if key.strip() == "gres/gpu":
+        key = key.strip()
+        if key == "gres/gpu":
             return _count(value)
-    return None
+        if key.startswith("gres/gpu:"):
+            typed = (typed or 0) + (_count(value) or 0)
+    return typed
 
 
 def parse_scontrol_partitions(text: str) -> list[dict[str, Any]]:
@@ -483,7 +565,7 @@ def _partition(
     name: str,
     state: Any,
     nodes: Any,
-    default: bool,
+    default: bool | None,
     total_cpus: Any,
     total_nodes: Any,
     tres: Any,
@@ -817,6 +899,8 @@ def _rest_node(item: dict[str, Any]) -> dict[str, Any]:
 
 def _rest_partition(item: dict[str, Any]) -> dict[str, Any]:
     inner: dict[str, Any] = item["partition"] if isinstance(item.get("partition"), dict) else {}
+    # v0.0.39 and later leave a partition's flags out: which one is the default is not said.
+    said = "flags" in item or "flags" in inner
     flags = [str(f).lower() for f in item.get("flags") or inner.get("flags") or []]
     nodes = item.get("nodes")
     if isinstance(nodes, dict):  # v0.0.40+: {"configured": "gpu[01-04]", "total": 4}
@@ -833,7 +917,7 @@ def _rest_partition(item: dict[str, Any]) -> dict[str, Any]:
         name=str(item.get("name") or ""),
         state=item.get("state") or inner.get("state"),
         nodes=nodes,
-        default="default" in flags,
+        default="default" in flags if said else None,
         total_cpus=cpus,
         total_nodes=total_nodes,
         tres=tres,
@@ -1027,6 +1111,9 @@ def over_quota_rest(
         if _form_refusal([errors]):
             reason = "refused for the way the request is written, not for the GPU count: "
             result = _result("error", reason + errors[:400], None, seconds)
+        elif _other_refusal([errors]):
+            reason = "refused for another reason, not for the GPU count: "
+            result = _result("error", reason + errors[:400], None, seconds)
         elif any(2000 <= c < 3000 for c in codes) or (not codes and _is_refusal(errors)):
             result = _result("refused", errors, None, seconds)
         else:
@@ -1108,6 +1195,14 @@ def parse_over_quota_output(
         result = _result(
             "error",
             "refused for the way the request is written, not for the GPU count: "
+            + "; ".join([*said[-2:], refused[-1]])[:400],
+            None,
+            seconds,
+        )
+    elif refused and _other_refusal([refused[-1]]):
+        result = _result(
+            "error",
+            "refused for another reason, not for the GPU count: "
             + "; ".join([*said[-2:], refused[-1]])[:400],
             None,
             seconds,
