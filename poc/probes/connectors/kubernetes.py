@@ -24,6 +24,7 @@ import base64
 import contextlib
 import ipaddress
 import json
+import math
 import os
 import re
 import shutil
@@ -53,6 +54,7 @@ GPU_SHARED = "nvidia.com/gpu.shared"
 QUOTA_GPU = "requests.nvidia.com/gpu"
 DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
 VOLCANO_BEFORE_1 = "scheduling.incubator.k8s.io"
+VOLCANO_HIERARCHY = "volcano.sh/hierarchy"  # queue annotation: "root/<parent>/<queue>"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"  # never pulled: the pods must not be scheduled
 
 Resolve = Callable[[str, int], str]
@@ -65,6 +67,7 @@ OPERANDS = (
     "nvidia-container-toolkit-daemonset",
     "nvidia-vgpu-manager-daemonset",
     "nvidia-device-plugin-daemonset",
+    "nvidia-node-status-exporter",  # OpenShift's
     "nvidia-vgpu-device-manager",
     "nvidia-operator-validator",
     "nvidia-sandbox-validator",
@@ -75,6 +78,9 @@ OPERANDS = (
     "nvidia-kata-manager",
     "nvidia-mig-manager",
     "nvidia-cc-manager",
+    # Drivers managed through NVIDIADriver resources (spec.driver.useNvidiaDriverCRD): one
+    # DaemonSet per OS and driver, "nvidia-gpu-driver-ubuntu22.04-<hash>".
+    "nvidia-gpu-driver",
     "nvidia-dcgm",  # the standalone host engine of older releases
 )
 
@@ -92,7 +98,19 @@ MODEL_LABELS = (
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"  # MIG profile of every GPU ("1g.5gb")
 GKE_SHARING = "cloud.google.com/gke-gpu-sharing-strategy"  # time-sharing / TIME_SHARING, mps / MPS
 GKE_SHARED_CLIENTS = "cloud.google.com/gke-max-shared-clients-per-gpu"
-CLOUD_GPU_LABELS = (*MODEL_LABELS, GKE_PARTITION, GKE_SHARING, GKE_SHARED_CLIENTS)
+# Karpenter's and EKS Auto Mode's GPU count of the instance and memory of one GPU in MiB
+# ("karpenter.k8s.aws/instance-gpu-count": "1", "...-gpu-memory": "22888" on a g6 with an L4),
+# read where feature discovery gives no gpu.count / gpu.memory.
+COUNT_LABELS = ("eks.amazonaws.com/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-count")
+MEMORY_LABELS = ("eks.amazonaws.com/instance-gpu-memory", "karpenter.k8s.aws/instance-gpu-memory")
+CLOUD_GPU_LABELS = (
+    *MODEL_LABELS,
+    *COUNT_LABELS,
+    *MEMORY_LABELS,
+    GKE_PARTITION,
+    GKE_SHARING,
+    GKE_SHARED_CLIENTS,
+)
 
 DCGM_PORT = 9400
 _DCGM_TO_GPU = {  # exporter field -> GpuFacts field, where the exporter's Hostname is the node
@@ -831,10 +849,20 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
     shared = (facts["gpu_shared"] or {}).get("capacity")
     mig_total = sum((entry or {}).get("capacity") or 0 for entry in facts["mig"].values())
     labelled, replicas = gfd["count"], gfd["replicas"]
+    count_label = "gpu.count label"
+    if labelled is None:
+        count_key = next((key for key in COUNT_LABELS if _int(cloud.get(key)) is not None), None)
+        if count_key:
+            labelled, count_label = _int(cloud[count_key]), f"{count_key} label"
+    memory = gfd["memory_mib"]
+    if memory is None:
+        memory = next((_int(cloud[k]) for k in MEMORY_LABELS if _int(cloud.get(k))), None)
     strategy = cloud.get(GKE_SHARING, "").lower().replace("_", "-")
-    if replicas is None and strategy in ("", "time-sharing"):
-        # GKE's own time-sharing advertises each GPU once per client it may take.
+    if replicas is None and strategy in ("", "time-sharing", "mps"):
+        # GKE's own time-sharing and MPS both advertise each GPU once per client it may take
+        # (a pod asks nvidia.com/gpu: 1 for one client's share).
         replicas = _int(cloud.get(GKE_SHARED_CLIENTS))
+    mps = strategy == "mps" or str(gfd["sharing_strategy"] or "").lower() == "mps"
     all_mig = False
     count: int | None
     if gfd["mig_strategy"] == "single" and product and "-MIG-" in product:
@@ -864,7 +892,7 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
             if labelled != advertised and not sharing and not mig_total:
                 warnings.append(
                     f"the node advertises {advertised} {GPU if capacity else GPU_SHARED} "
-                    f"but its gpu.count label says {labelled}"
+                    f"but its {count_label} says {labelled}"
                 )
         elif sharing and replicas and advertised % replicas == 0:
             count = advertised // replicas
@@ -883,7 +911,16 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
                     "which are not counted here (no gpu.count label)"
                 )
         if sharing:
-            warnings.append(f"time-slicing: each GPU is advertised {replicas} times")
+            how = "MPS" if mps else "time-slicing"
+            warnings.append(f"{how}: each GPU is advertised {replicas} times")
+        # Capacity counts every device the plugin found, allocatable only the healthy ones
+        # (the device plugin withholds a GPU after a critical Xid or double-bit ECC error).
+        usable = (facts["gpu"] if capacity else facts["gpu_shared"] or {}).get("allocatable")
+        if usable is not None and usable < advertised:
+            warnings.append(
+                f"{advertised - usable} of {advertised} {GPU if capacity else GPU_SHARED} "
+                "are not allocatable: the device plugin withholds devices it finds unhealthy"
+            )
     else:
         count = labelled
         if count:
@@ -892,7 +929,7 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
         gpu = new_gpu(
             index=index,
             name=name,
-            memory_total_mib=gfd["memory_mib"],
+            memory_total_mib=memory,
             compute_capability=gfd["compute_capability"],
         )
         if all_mig:
@@ -981,18 +1018,25 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
         # Older operators (v1.x) name no namespace and run operands in gpu-operator-resources.
         operator["namespace"] = found_in[0]
     operator["operands"] = operands
-    not_ready = [d["name"] for d in operands if d["state"] != "ready"]
+    # A DaemonSet no node is selected for is idle, not failing: the operator labels only
+    # MIG-capable nodes for the MIG manager, and none for the driver where it is pre-installed.
+    idle = [d["name"] for d in operands if d["state"] == "none scheduled"]
+    scheduled = [d for d in operands if d["state"] != "none scheduled"]
+    not_ready = [d["name"] for d in scheduled if d["state"] != "ready"]
     operator["operands_not_ready"] = not_ready
+    operator["operands_idle"] = idle
     state = str(active["state"] or "unknown")
     detail = f"ClusterPolicy {active['name']}: {state}"
     ignored = [str(p["name"]) for p in policies if p["state"] == "ignored"]
     if ignored:
         detail += f" (duplicates ignored by the operator: {', '.join(ignored)})"
-    if operands:
-        ready = len(operands) - len(not_ready)
-        detail += f"; operand DaemonSets ready {ready}/{len(operands)}"
+    if scheduled:
+        ready = len(scheduled) - len(not_ready)
+        detail += f"; operand DaemonSets ready {ready}/{len(scheduled)}"
         if not_ready:
             detail += " (not ready: " + ", ".join(not_ready) + ")"
+    if idle:
+        detail += "; on no node: " + ", ".join(idle)
     _product(result, "kubernetes-gpu-operator", "NVIDIA GPU Operator", listing, state, detail)
 
 
@@ -1073,7 +1117,19 @@ def parse_prometheus(text: str) -> tuple[list[tuple[str, dict[str, str], float]]
     return samples, skipped
 
 
+def _dcgm_no_value(value: float) -> bool:
+    """DCGM's markers for a field without a value, which exporters before the filtering of
+    mid-2020 printed as numbers: the int64 blanks from 0x7ffffffffffffff0 (read as a float,
+    9.223372036854776e18) and the float64 blanks from 2**47 (140737488355328.0 .. +3); also
+    NaN and infinities."""
+    if not math.isfinite(value):
+        return True
+    return value >= float(0x7FFFFFFFFFFFFFF0) or 2.0**47 <= value <= 2.0**47 + 3
+
+
 def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
+    """One entry per GPU (or MIG instance) of an exporter sample; a field DCGM had no value
+    for is named in the entry's `no_value`, not kept as a reading."""
     samples, skipped = parse_prometheus(text)
     gpus: dict[tuple[str, ...], dict[str, Any]] = {}
     for name, labels, value in samples:
@@ -1100,8 +1156,12 @@ def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
                 "mig_instance": labels.get("GPU_I_ID"),
                 "mig_profile": labels.get("GPU_I_PROFILE"),
                 "metrics": {},
+                "no_value": [],
             }
-        entry["metrics"][name] = value
+        if _dcgm_no_value(value):
+            entry["no_value"].append(name)
+        else:
+            entry["metrics"][name] = value
     return list(gpus.values()), skipped
 
 
@@ -1192,6 +1252,38 @@ def _merge_dcgm(nodes: list[NodeFacts], gpus: list[dict[str, Any]]) -> None:
             node["sources"].append(DCGM_SOURCE)
 
 
+def _hierarchy_parent(queue: dict[str, Any]) -> str | None:
+    """The parent named by the hierarchy annotation of Volcano before spec.parent (1.4-1.10,
+    "root/eng/prod" for queue prod: parent eng)."""
+    path = _dig(queue, "metadata", "annotations", VOLCANO_HIERARCHY)
+    parts = [p for p in str(path).split("/") if p] if isinstance(path, str) else []
+    return parts[-2] if len(parts) >= 2 else None
+
+
+def _podgroup_refusal(podgroup: dict[str, Any]) -> dict[str, Any] | None:
+    """The Unschedulable condition that still holds for a PodGroup, or None.
+
+    Volcano keeps the Unschedulable condition of an earlier scheduling cycle when the group
+    is placed later (it adds a Scheduled condition beside it, and many PodGroups carry one
+    from their very first cycle): a Running or Completed group, or one whose Scheduled
+    condition is newer, is not stuck."""
+    if _dig(podgroup, "status", "phase") in ("Running", "Completed"):
+        return None
+    raw = [c for c in _dig(podgroup, "status", "conditions") or [] if isinstance(c, dict)]
+
+    def when(condition: dict[str, Any]) -> str:
+        return str(condition.get("lastTransitionTime") or "")
+
+    refused = [c for c in raw if c.get("type") == "Unschedulable" and c.get("status") == "True"]
+    if not refused:
+        return None
+    latest = max(refused, key=when)
+    scheduled = [c for c in raw if c.get("type") == "Scheduled" and c.get("status") == "True"]
+    if any(when(c) > when(latest) for c in scheduled):
+        return None
+    return {k: latest.get(k) for k in ("type", "status", "reason", "message")}
+
+
 def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
     group = "scheduling.volcano.sh"
     listing = groups.list(api, group, "queues", "Volcano queues", result)
@@ -1209,7 +1301,8 @@ def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
             "guarantee": _dig(q, "spec", "guarantee", "resource") or {},
             "deserved": _dig(q, "spec", "deserved") or {},
             "reclaimable": _dig(q, "spec", "reclaimable"),
-            "parent": _dig(q, "spec", "parent"),
+            "parent": _dig(q, "spec", "parent") or _hierarchy_parent(q),
+            "hierarchy": _dig(q, "metadata", "annotations", VOLCANO_HIERARCHY),
             "state": _dig(q, "status", "state"),
             "allocated": _dig(q, "status", "allocated") or {},
         }
@@ -1219,14 +1312,7 @@ def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
     if listing.state == "ok":
         found = groups.list(api, group, "podgroups", "Volcano PodGroups", result)
         for pg in found.items:
-            unschedulable = next(
-                (
-                    c
-                    for c in _conditions(pg)
-                    if c["type"] == "Unschedulable" and c["status"] == "True"
-                ),
-                None,
-            )
+            unschedulable = _podgroup_refusal(pg)
             podgroups.append(
                 {
                     "name": _dig(pg, "metadata", "name"),
@@ -1242,9 +1328,13 @@ def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
         "queues": queues,
         "podgroups": podgroups,
     }
-    open_queues = sum(1 for q in queues if q["state"] == "Open")
+    # Queues before Volcano 1.0 (kube-batch's v1alpha1) report counts of pods, no state.
+    with_state = [q for q in queues if q["state"]]
+    open_queues = sum(1 for q in with_state if q["state"] == "Open")
+    detail = f"{len(queues)} queues"
+    detail += f" ({open_queues} open)" if with_state else ""
     stuck = sum(1 for pg in podgroups if pg["unschedulable"])
-    detail = f"{len(queues)} queues ({open_queues} open), {len(podgroups)} PodGroups"
+    detail += f", {len(podgroups)} PodGroups"
     detail += f", {stuck} unschedulable" if stuck else ""
     _product(result, "volcano", "Volcano", listing, "installed", detail)
 
@@ -1310,15 +1400,22 @@ def _runai_object(item: dict[str, Any]) -> dict[str, Any]:
 
 def _component_states(components: Any) -> dict[str, str | None]:
     """Each component's managementState; v3 nests parts of a component one level down
-    ("dashboard" > "standard"), read as "dashboard/standard"."""
+    ("dashboard" > "standard"), read as "dashboard/standard". The first operator v2 releases
+    (v1alpha1) said `enabled: true/false` instead, and status.installedComponents of the v1
+    releases before status.components maps names to true/false: read as Managed/Removed."""
     states: dict[str, str | None] = {}
     if not isinstance(components, dict):
         return states
     for name, component in components.items():
+        if isinstance(component, bool):
+            states[str(name)] = "Managed" if component else "Removed"
+            continue
         if not isinstance(component, dict):
             states[str(name)] = None
             continue
         own = component.get("managementState")
+        if not isinstance(own, str) and isinstance(component.get("enabled"), bool):
+            own = "Managed" if component["enabled"] else "Removed"
         parts = {
             f"{name}/{part}": str(value["managementState"])
             for part, value in component.items()
@@ -1340,7 +1437,12 @@ def _read_openshift_ai(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     )
     clusters = []
     for item in listing.items:
-        components = _dig(item, "status", "components") or _dig(item, "spec", "components") or {}
+        components = (
+            _dig(item, "status", "components")
+            or _dig(item, "status", "installedComponents")  # observed, in older releases
+            or _dig(item, "spec", "components")
+            or {}
+        )
         conditions = _conditions(item)
         ready = next((c for c in conditions if c["type"] == "Ready"), None)
         phase = _dig(item, "status", "phase")
@@ -1590,15 +1692,62 @@ def _max_allocatable(api: _Api) -> int:
     return max(counts, default=0)
 
 
-def _gpu_quota(api: _Api, namespace: str) -> tuple[str, int, int] | None:
-    """The namespace's tightest quota on requests.nvidia.com/gpu: (name, hard, used)."""
+# How the Pod over_quota creates answers each quota scope: it sets requests (not BestEffort),
+# no activeDeadlineSeconds (not Terminating), no priorityClassName and no cross-namespace
+# affinity. A scope not listed here is taken as not selecting it. (A cluster-wide default
+# PriorityClass, which admission would give the pod, is not looked up.)
+_PROBE_POD_SCOPES = {
+    "NotBestEffort": True,
+    "BestEffort": False,
+    "NotTerminating": True,
+    "Terminating": False,
+    "PriorityClass": False,
+    "CrossNamespacePodAffinity": False,
+}
+
+
+def _quota_selects_probe_pod(quota: dict[str, Any]) -> bool:
+    """Whether a ResourceQuota's spec.scopes and spec.scopeSelector select the probe's Pod: a
+    quota scoped to BestEffort pods, Terminating pods or a PriorityClass never refuses it."""
+    spec = quota.get("spec") or {}
+    for scope in spec.get("scopes") or []:
+        if not _PROBE_POD_SCOPES.get(str(scope), False):
+            return False
+    for term in _dig(spec, "scopeSelector", "matchExpressions") or []:
+        if not isinstance(term, dict):
+            return False
+        has = _PROBE_POD_SCOPES.get(str(term.get("scopeName")))
+        operator = term.get("operator")
+        if has is None:
+            return False
+        if operator == "Exists":
+            matched = has
+        elif operator == "DoesNotExist":
+            matched = not has
+        elif term.get("scopeName") == "PriorityClass" and operator in ("In", "NotIn"):
+            matched = operator == "NotIn"  # the pod names no priority class
+        else:
+            return False
+        if not matched:
+            return False
+    return True
+
+
+def _gpu_quota(
+    api: _Api, namespace: str, skipped: list[str] | None = None
+) -> tuple[str, int, int] | None:
+    """The namespace's tightest quota on requests.nvidia.com/gpu that applies to the probe's
+    Pod: (name, hard, used). Quotas whose scopes do not select it are named in `skipped`."""
     listing = api.list(f"/api/v1/namespaces/{quote(namespace, safe='')}/resourcequotas")
     if listing.state == "failed":
         raise ConnectorError(f"could not read the namespace's ResourceQuotas: {listing.reason}")
     found = []
     for item in listing.items:
         hard = _int(_dig(item, "spec", "hard", QUOTA_GPU))
-        if hard is not None:
+        if hard is not None and not _quota_selects_probe_pod(item):
+            if skipped is not None:
+                skipped.append(str(_dig(item, "metadata", "name")))
+        elif hard is not None:
             used = _int(_dig(item, "status", "used", QUOTA_GPU)) or 0
             found.append((str(_dig(item, "metadata", "name")), hard, used))
     return min(found, key=lambda q: q[1] - q[2], default=None)
@@ -1651,8 +1800,14 @@ REFUSAL_REASONS = ("FailedScheduling", "Unschedulable")
 _KAI_GPU_SHORTAGE = re.compile(r"didn't have enough resources?: GPUs\b", re.IGNORECASE)
 
 
-def _event_message(api: _Api, namespace: str, name: str, *reasons: str) -> str | None:
-    """The message of the first event on object `name` whose reason is one of `reasons`."""
+def _gpu_shortage(message: str) -> bool:
+    """Whether a scheduler's refusal names the shortage of GPUs (kube-scheduler or KAI)."""
+    return f"insufficient {GPU}" in message.lower() or bool(_KAI_GPU_SHORTAGE.search(message))
+
+
+def _event_messages(api: _Api, namespace: str, name: str, *reasons: str) -> list[str]:
+    """The messages of the events on object `name` whose reason is one of `reasons`, in the
+    order the API server lists them."""
     reply = api.request(
         "GET",
         f"/api/v1/namespaces/{quote(namespace, safe='')}/events",
@@ -1660,10 +1815,16 @@ def _event_message(api: _Api, namespace: str, name: str, *reasons: str) -> str |
         fatal=False,
     )
     items = reply.data.get("items") if reply.ok else None
-    for event in items if isinstance(items, list) else []:
-        if isinstance(event, dict) and event.get("reason") in reasons:
-            return str(event.get("message") or event.get("reason"))
-    return None
+    return [
+        str(event.get("message") or event.get("reason"))
+        for event in (items if isinstance(items, list) else [])
+        if isinstance(event, dict) and event.get("reason") in reasons
+    ]
+
+
+def _event_message(api: _Api, namespace: str, name: str, *reasons: str) -> str | None:
+    """The message of the first event on object `name` whose reason is one of `reasons`."""
+    return next(iter(_event_messages(api, namespace, name, *reasons)), None)
 
 
 def _scheduled_on(pod: dict[str, Any]) -> str | None:
@@ -1714,14 +1875,17 @@ def _watch_job(
                     f"pod {name} asking for {gpus} {GPU} was scheduled on {node}",
                     seen,
                 )
-            message = _event_message(api, namespace, name, *REFUSAL_REASONS)
-            if message:
-                return "pending", message, seen
-            # The scheduler writes the same words into the pod's PodScheduled condition: they
-            # tell the refusal where events cannot be read (no access, or already expired).
+            # Other components write FailedScheduling too (Karpenter: "Failed to schedule pod,
+            # incompatible with nodepool ..."), before or after the scheduler: the refusal that
+            # names the GPU shortage is the one to report. The scheduler writes its words into
+            # the pod's PodScheduled condition as well: they tell the refusal where events
+            # cannot be read (no access, or already expired).
+            refusals = _event_messages(api, namespace, name, *REFUSAL_REASONS)
             condition = _unschedulable_message(pod)
-            if condition:
-                return "pending", condition, seen
+            refusals += [condition] if condition else []
+            if refusals:
+                message = next((m for m in refusals if _gpu_shortage(m)), refusals[0])
+                return "pending", message, seen
             last = f"pod {name} is {_dig(pod, 'status', 'phase') or 'without a phase'}"
         if not listing.items:
             refusal = _event_message(api, namespace, job, "FailedCreate")
@@ -1801,9 +1965,7 @@ def _more_than_any_node(
         state, reason, pods = _watch_job(api, namespace, name, label, gpus, timeout)
         scenario["created"] += [f"pod/{namespace}/{pod}" for pod in pods]
         scenario["state"], scenario["reason"] = state, reason
-        scenario["clean"] = state == "pending" and (
-            f"insufficient {GPU}" in reason.lower() or _KAI_GPU_SHORTAGE.search(reason) is not None
-        )
+        scenario["clean"] = state == "pending" and _gpu_shortage(reason)
     except ConnectorError as exc:
         scenario["state"], scenario["reason"] = "error", str(exc)
     finally:
@@ -1877,14 +2039,16 @@ def over_quota(
             gpus = _max_allocatable(api) + 1
             result["gpus"] = gpus
         result["scenarios"].append(_more_than_any_node(api, namespace, label, gpus, timeout))
+        skipped: list[str] = []
         try:
-            quota = _gpu_quota(api, namespace)
+            quota = _gpu_quota(api, namespace, skipped)
         except ConnectorError as exc:
             result["notes"].append(f"{exc}: the over-quota scenario was not run")
             return result
         if quota is None:
+            scoped = f" (scoped to other pods: {', '.join(skipped)})" if skipped else ""
             result["notes"].append(
-                f"no ResourceQuota on {QUOTA_GPU} in namespace {namespace}: "
+                f"no ResourceQuota on {QUOTA_GPU} in namespace {namespace}{scoped}: "
                 "the over-quota scenario was not run"
             )
         else:
