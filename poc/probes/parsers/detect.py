@@ -15,14 +15,15 @@ Detection looks at the structure that identifies each output, never at values, i
   driver's "does not have or support Nvlink".
 * smi-list: nothing but "GPU N: name (UUID: ...)" lines and their "MIG ..." lines.
 * query-csv: a first line that is a --query-gpu header (field names, at least one known).
-* kernel-log: an Xid line, or a text that is mostly kernel log lines.
+* kernel-log: an Xid line, or a text that is mostly kernel log lines (dmesg, journalctl and
+  syslog prefixes, journalctl's own marker lines), or journalctl's or dmesg's JSON.
 """
 
 import re
 import shlex
 
 from . import values as v
-from .kernel_log import find_xid
+from .kernel_log import SXID_LINE, find_xid
 from .nvlink import LINK_LINE
 from .query_csv import header_fields
 from .smi_list import gpu_line, smi_notice
@@ -46,12 +47,30 @@ _CAPTURE_HEADER = re.compile(r"#\s*(\$ .*|[^:]{1,80} :: .*)$")
 _SMI_GPU_BLOCK = re.compile(r"GPU\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
 _MIG_LINE = re.compile(r"\s+MIG\s+\S+\s+Device\s+\d+:")
 _COUNTER = re.compile(r"\s*Link\s+\d+\s*:\s*[A-Za-z][^:]*:\s*\S")
+# A kernel log line, after any of the prefixes that mark its origin: a raw priority ("<4>",
+# `dmesg -r`, syslog) and, for `dmesg -x`, the facility and level ("kern  :warn  : ").
 _KERNEL_LINE = re.compile(
-    r"(?:\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}"
-    r"|[A-Z][a-z]{2} [ \d]?\d \d{2}:\d{2}:\d{2} \S+ kernel:"
-    r"|\d{4}-\d{2}-\d{2}T\S+ \S+ kernel:"
+    r"(?:<\d{1,3}>\d?\s*|[a-z]+\s*:[a-z]+\s*: )?"
+    # dmesg: seconds since boot, -T, -H ("[Dec 1 10:00]", then offsets "[  +0.000123]")
+    r"(?:\[\s*\+?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}|\[[A-Z][a-z]{2}[ \d]\d \d{2}:\d{2}\]"
+    # syslog and journalctl (short, short-precise, short-full, short-iso, short-iso-precise)
+    r"|(?:[A-Z][a-z]{2} )?[A-Z][a-z]{2} [ \d]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)? \S+ kernel:"
+    r"|(?:[A-Z][a-z]{2} )?\d{4}-\d{2}-\d{2}[T ]\S+(?: [A-Z]{2,5})? \S+ kernel:"
+    # journalctl -o short-unix
+    r"|\d{9,11}\.\d{1,9} \S+ kernel:"
+    # dmesg --time-format=iso
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[.,]\d+[+-]\d{2}:?\d{2} "
+    # /dev/kmsg records: priority, sequence number, microseconds, flags
+    r"|\d{1,3},\d+,\d+,[^;]{0,8};"
     r"|NVRM: )"
 )
+# journalctl's own lines: the range it read, a reboot between boots, or that nothing matched.
+_JOURNAL_MARK = re.compile(r"-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|No entries)")
+# journalctl -o json / json-pretty records, and `dmesg --json`.
+_KERNEL_JSON = re.compile(r'"(?:__REALTIME_TIMESTAMP|_TRANSPORT|dmesg)"\s*:')
+# XML opens with a declaration, a document type, a comment or an element; "<4>" is a kernel log
+# line's priority.
+_XML_START = re.compile(r"<[?!A-Za-z_]")
 # Detection reads the head of the text; the parsers read all of it.
 _HEAD_LINES = 400
 
@@ -117,7 +136,7 @@ def detect(data: str) -> str:
     stripped = text.lstrip()
     if not stripped:
         raise ParseError("empty input")
-    if stripped[0] == "<":
+    if _XML_START.match(stripped):
         if "<nvidia_smi_log" in text:
             return "smi-xml"
         raise ParseError("not nvidia-smi output: XML without an <nvidia_smi_log> element")
@@ -128,6 +147,8 @@ def detect(data: str) -> str:
     # "Unable to determine the device handle for GPU ...") stand before or among the lines
     # of any of its outputs: the output is what the other lines are.
     lines = [line for line in lines if smi_notice(line) is None] or lines
+    if _XML_START.match(lines[0].lstrip()) and "<nvidia_smi_log" in text:
+        return "smi-xml"
     # Bundles and dcgmi documents are JSON objects; a leading "[" is a dmesg time stamp.
     if stripped[0] == "{" or ("{" in text and '"DCGM' in text):
         if "workbench-probe-bundle/" in text:
@@ -136,6 +157,10 @@ def detect(data: str) -> str:
             return "dcgm-json"
         if '"test_categories"' in text:
             return "dcgm-json"
+        if stripped[0] == "{" and (
+            _KERNEL_JSON.search(text[:4000]) or any(find_xid(line) for line in lines)
+        ):
+            return "kernel-log"
         if stripped[0] == "{":
             raise ParseError("JSON that is neither a probe bundle nor dcgmi diag -j output")
     if any("NVSMI LOG" in line for line in lines[:5]) or any(
@@ -151,7 +176,9 @@ def detect(data: str) -> str:
         find_xid(line) is not None for line in text.split("\n")[_HEAD_LINES:]
     ):
         return "kernel-log"
-    kernel = sum(1 for line in lines if _KERNEL_LINE.match(line))
+    if any("SXid" in line and SXID_LINE.search(line) for line in lines):
+        return "kernel-log"  # NVSwitch errors, whatever prefix the log gives them
+    kernel = sum(1 for line in lines if _KERNEL_LINE.match(line) or _JOURNAL_MARK.match(line))
     if kernel * 2 >= len(lines):
         return "kernel-log"
     if "," in lines[0] and len(lines[0].split(",")) >= 2:

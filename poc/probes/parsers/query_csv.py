@@ -236,6 +236,15 @@ def parse_query_csv(text: str, *, fields: Sequence[str] | None = None) -> NodeFa
         names = header
         lines = lines[1:]
     columns = [canonical(name) for name in names]
+    # A loop around the query (`while ...; do nvidia-smi --query-gpu ...; done`) or outputs put
+    # one after another repeat the header before each sample: it is no GPU's row.
+    header_key = [canonical(name) or name.lower() for name in names]
+    lines = [
+        (number, line)
+        for number, line in lines
+        if (repeated := header_fields(line)) is None
+        or [canonical(name) or name.lower() for name in repeated] != header_key
+    ]
     if not lines:
         reason = f", only: {notices[0]}" if notices else ""
         raise ParseError(f"--query-gpu output has a header but no GPU rows{reason}"[:500])

@@ -19,6 +19,7 @@ from defusedxml.ElementTree import DefusedXMLParser
 from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, new_gpu, new_node
 
 from . import values as v
+from .smi_list import smi_notice
 from .smi_text import unindexed
 from .values import ParseError
 
@@ -264,16 +265,39 @@ def _gpu(element: Element, position: int) -> GpuFacts:
     )
 
 
+def _without_notices(text: str) -> tuple[str, list[str]]:
+    """The text without nvidia-smi's notices about a troubled GPU, and the notices.
+
+    With a corrupted infoROM or a GPU it cannot reach, nvidia-smi writes its notice ("WARNING:
+    infoROM is corrupted at gpu 0000:3B:00.0") on a line of its own before the document, as
+    in every other mode; the document itself is well-formed XML.
+    """
+    if "infoROM" not in text and "device handle" not in text:
+        return text, []
+    kept: list[str] = []
+    notices: list[str] = []
+    for line in text.split("\n"):
+        notice = smi_notice(line) if line[:1] != "<" and "<" not in line else None
+        if notice is None:
+            kept.append(line)
+        else:
+            notices.append(f"nvidia-smi: {notice}")
+    return "\n".join(kept), notices
+
+
 def parse_smi_xml(text: str) -> NodeFacts:
     """Facts from `nvidia-smi -q -x` output; ParseError for anything else or refused XML."""
+    text, notices = _without_notices(text)
     if "<" not in text:
+        if notices:
+            raise ParseError(f"-q -x output holds no document, only: {notices[0]}"[:500])
         raise ParseError("not nvidia-smi XML: no XML element")
     text, documents = _last_document(text)
     root = _parse_tree(_without_blocks(text))
     if root.tag != "nvidia_smi_log":
         raise ParseError(f"not nvidia-smi output: XML root element is <{root.tag[:40]}>")
     gpus = [_gpu(element, position) for position, element in enumerate(root.findall("gpu"))]
-    warnings = unindexed(gpus, v.to_int(_text(root, "attached_gpus")))
+    warnings = notices + unindexed(gpus, v.to_int(_text(root, "attached_gpus")))
     if documents > 1:
         warnings.append(
             f"{documents} documents (a query run with -l): the last complete one is read"
