@@ -688,9 +688,18 @@ def facts_from_cli(outputs: dict[str, str]) -> dict[str, Any]:
         sinfo_text or ""
     )
     pending = output(SQUEUE_PENDING_COMMAND, "jobs")
-    reasons = Counter(line.strip("()") for line in _lines(pending or ""))
+    reasons = Counter(_pending_reason(line) for line in _lines(pending or ""))
     facts["jobs_pending_reasons"] = dict(reasons)
     return facts
+
+
+def _pending_reason(text: str) -> str:
+    """A pending job's reason as squeue's %r prints it, without the nodes it names: the
+    scheduler's description "ReqNodeNotAvail, UNAVAILABLE NODES:gpu[01-02]" counts with every
+    other job held for the same reason, whichever nodes are down."""
+    reason = text.strip().strip("()")
+    head, found, _nodes = reason.partition(", UNAVAILABLE NODES:")
+    return head if found else reason
 
 
 # --- slurmrestd -------------------------------------------------------------------------

@@ -264,3 +264,25 @@ def test_rest_refusal_for_another_reason_is_not_clean(error: str, number: int, s
         server.server_close()
     assert (result["state"], result["clean"]) == (state, state == "refused")
     assert error in result["reason"]
+
+
+# --- pending reasons ------------------------------------------------------------------------
+
+
+def test_pending_jobs_held_for_unavailable_nodes_count_as_one_reason() -> None:
+    """squeue's %r prints the scheduler's description where it has one: for ReqNodeNotAvail
+    it names the nodes down at that moment (Slurm 20.11 to 24.x), which differ between jobs."""
+    squeue = (
+        "Resources\n"
+        "ReqNodeNotAvail, UNAVAILABLE NODES:gpu[01-02]\n"
+        "ReqNodeNotAvail, UNAVAILABLE NODES:gpu03\n"
+        "ReqNodeNotAvail, Reserved for maintenance\n"
+        "(Priority)\n"
+    )
+    facts = s.facts_from_cli({s.SQUEUE_PENDING_COMMAND: squeue})
+    assert facts["jobs_pending_reasons"] == {
+        "Resources": 1,
+        "ReqNodeNotAvail": 2,
+        "ReqNodeNotAvail, Reserved for maintenance": 1,
+        "Priority": 1,
+    }
