@@ -2,12 +2,13 @@
 
 `probe_kubernetes` only reads: the server version, the nodes (GPU resources and the labels of
 NVIDIA's GPU feature discovery, or else the cloud provider's), the NVIDIA GPU Operator
-(ClusterPolicy and its DaemonSets), a DCGM exporter sample read through the API server's service
-proxy, Volcano and KAI / Run:ai queues, OpenShift AI / Open Data Hub, Slinky (Slurm on
-Kubernetes) and GPU ResourceQuotas. API groups are discovered with `GET /apis`; no version of a
-custom resource is assumed. A read the credentials may not make (403, or any failure but 404)
-lands in `could_not_check`: a product is reported absent only when its API group is not served
-or its resource answers 404. Every body read is kept in `raw` as the evidence.
+(ClusterPolicy, NVIDIADriver resources and the operand DaemonSets), a DCGM exporter sample
+read through the API server's service proxy, Volcano and KAI / Run:ai queues, OpenShift AI /
+Open Data Hub, Slinky (Slurm on Kubernetes) and GPU ResourceQuotas. API groups are discovered
+with `GET /apis`; no version of a custom resource is assumed. A read the credentials may not
+make (403, or any failure but 404) lands in `could_not_check`: a product is reported absent
+only when its API group is not served or its resource answers 404. Every body read is kept in
+`raw` as the evidence.
 
 `over_quota` creates objects (opt-in): a Job asking for more GPUs than any node allocates, and,
 where the namespace has a ResourceQuota on `requests.nvidia.com/gpu`, a Pod over that quota. It
@@ -113,6 +114,11 @@ CLOUD_GPU_LABELS = (
 )
 
 DCGM_PORT = 9400
+# The exporter's per-code Xid counters (label xid="<code>", the value how many times it came):
+# DCGM_EXP_XID_ERRORS_COUNT within a window (label window_size_in_ms, the xid-count-window-size
+# setting), DCGM_EXP_XID_ERRORS_TOTAL since the exporter started. DCGM_FI_DEV_XID_ERRORS beside
+# them holds the last code only.
+_DCGM_XID_COUNTS = ("DCGM_EXP_XID_ERRORS_COUNT", "DCGM_EXP_XID_ERRORS_TOTAL")
 _DCGM_TO_GPU = {  # exporter field -> GpuFacts field, where the exporter's Hostname is the node
     "DCGM_FI_DEV_GPU_TEMP": "temperature_c",
     "DCGM_FI_DEV_GPU_UTIL": "utilization_gpu_pct",
@@ -137,6 +143,7 @@ _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 _LABEL_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 _METRIC_LINE = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+\S+)?\s*$")
 _METRIC_LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
+_LABEL_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 class ConnectorError(Exception):
@@ -989,12 +996,15 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
             "name": _dig(item, "metadata", "name"),
             "state": _dig(item, "status", "state"),
             "namespace": _dig(item, "status", "namespace"),
+            "use_nvidia_driver_crd": _bool(_dig(item, "spec", "driver", "useNvidiaDriverCRD")),
             "conditions": _conditions(item),
         }
         for item in listing.items
     ]
     operator: dict[str, Any] = {"present": None, "cluster_policies": policies, "operands": []}
     result["gpu_operator"] = operator
+    drivers = _read_nvidia_drivers(api, groups, result)
+    operator["nvidia_drivers"] = drivers
     if listing.state == "ok" and not policies:
         listing = _Listing(
             "missing", reason="the ClusterPolicy resource exists but holds no policy"
@@ -1007,6 +1017,7 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     # reconciles tells the state, whatever order the API server lists them in.
     active = next((p for p in policies if p["state"] != "ignored"), policies[0])
     operator["active_policy"] = active["name"]
+    operator["use_nvidia_driver_crd"] = active["use_nvidia_driver_crd"]
     namespace = active["namespace"] or next(
         (p["namespace"] for p in policies if p["namespace"]), None
     )
@@ -1037,7 +1048,72 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
             detail += " (not ready: " + ", ".join(not_ready) + ")"
     if idle:
         detail += "; on no node: " + ", ".join(idle)
+    drivers_text = _nvidia_drivers_text(drivers, active["use_nvidia_driver_crd"])
+    if drivers_text:
+        detail += "; " + drivers_text
     _product(result, "kubernetes-gpu-operator", "NVIDIA GPU Operator", listing, state, detail)
+
+
+def _read_nvidia_drivers(api: _Api, groups: _Groups, result: dict[str, Any]) -> dict[str, Any]:
+    """The GPU Operator's NVIDIADriver resources (cluster-scoped; the operator deploys drivers
+    from them instead of from the ClusterPolicy when its spec.driver.useNvidiaDriverCRD is
+    true): name, status.state ("ready", "notReady") and the Ready / Error conditions."""
+    listing = groups.list(
+        api, "nvidia.com", "nvidiadrivers", "GPU Operator NVIDIADriver resources", result
+    )
+    present = {"ok": True, "missing": False}.get(listing.state)
+    found: dict[str, Any] = {
+        "present": present,
+        "state": {"ok": "read", "missing": "not installed"}.get(listing.state, "could not check"),
+        "reason": listing.reason,
+        "version": listing.version,
+        "drivers": [],
+    }
+    for item in listing.items:
+        conditions = _conditions(item)
+        by_type = {c["type"]: c for c in conditions if c.get("type") in ("Ready", "Error")}
+        ready, error = by_type.get("Ready") or {}, by_type.get("Error") or {}
+        found["drivers"].append(
+            {
+                "name": _dig(item, "metadata", "name"),
+                "state": _dig(item, "status", "state"),
+                "driver_type": _dig(item, "spec", "driverType"),
+                "version": _dig(item, "spec", "version"),
+                "ready": ready.get("status"),
+                "ready_reason": ready.get("reason"),
+                "error": error.get("status"),
+                "error_reason": error.get("reason"),
+                "error_message": error.get("message") if error.get("status") == "True" else None,
+                "conditions": conditions,
+            }
+        )
+    return found
+
+
+def _nvidia_drivers_text(drivers: dict[str, Any], use_crd: bool | None) -> str:
+    """The NVIDIADriver part of the GPU Operator's detail; empty where there is nothing to say
+    (the resource not served, or served but unused)."""
+    if drivers["present"] is None:
+        return f"NVIDIADriver resources: could not check ({drivers['reason']})"
+    if not drivers["drivers"]:
+        if not use_crd:
+            return ""
+        if drivers["present"] is False:
+            return (
+                "spec.driver.useNvidiaDriverCRD is set but NVIDIADriver resources are not "
+                f"served ({drivers['reason']})"
+            )
+        return "spec.driver.useNvidiaDriverCRD is set but no NVIDIADriver resource exists"
+    parts = []
+    for driver in drivers["drivers"]:
+        said = []
+        if driver["ready"] is not None:
+            said.append(f"Ready {driver['ready']}: {driver['ready_reason'] or 'no reason'}")
+        if driver["error"] == "True":
+            said.append(f"Error: {driver['error_reason'] or 'no reason'}")
+        text = f"{driver['name']} {driver['state'] or 'without a state'}"
+        parts.append(text + (f" ({'; '.join(said)})" if said else ""))
+    return "NVIDIADriver " + ", ".join(parts)
 
 
 def _operand_daemonsets(api: _Api, namespace: str, result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1100,10 +1176,7 @@ def parse_prometheus(text: str) -> tuple[list[tuple[str, dict[str, str], float]]
                 label_match = _METRIC_LABEL.match(inner, pos)
                 if not label_match or label_match.end() == pos:
                     break
-                raw = label_match.group(2)
-                labels[label_match.group(1)] = (
-                    raw.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
-                )
+                labels[label_match.group(1)] = _unescape_label(label_match.group(2))
                 pos = label_match.end()
             if inner[pos:].strip():
                 skipped += 1
@@ -1115,6 +1188,16 @@ def parse_prometheus(text: str) -> tuple[list[tuple[str, dict[str, str], float]]
             continue
         samples.append((name, labels, value))
     return samples, skipped
+
+
+_LABEL_ESCAPES = {"\\": "\\", '"': '"', "n": "\n"}
+
+
+def _unescape_label(raw: str) -> str:
+    """A label value of the text format with its escapes undone in one left-to-right pass:
+    `\\\\` is a backslash, `\\"` a quote, `\\n` a newline (so `\\\\n` is a backslash and an
+    "n"). Any other backslash is kept as written."""
+    return _LABEL_ESCAPE.sub(lambda m: _LABEL_ESCAPES.get(m.group(1), m.group(0)), raw)
 
 
 def _dcgm_no_value(value: float) -> bool:
@@ -1129,7 +1212,8 @@ def _dcgm_no_value(value: float) -> bool:
 
 def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
     """One entry per GPU (or MIG instance) of an exporter sample; a field DCGM had no value
-    for is named in the entry's `no_value`, not kept as a reading."""
+    for is named in the entry's `no_value`, not kept as a reading. The per-code Xid counters
+    go to `xid_counts` ({metric, code, count, window_ms}), one entry per code."""
     samples, skipped = parse_prometheus(text)
     gpus: dict[tuple[str, ...], dict[str, Any]] = {}
     for name, labels, value in samples:
@@ -1157,9 +1241,22 @@ def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
                 "mig_profile": labels.get("GPU_I_PROFILE"),
                 "metrics": {},
                 "no_value": [],
+                "xid_counts": [],
             }
         if _dcgm_no_value(value):
             entry["no_value"].append(name)
+        elif name in _DCGM_XID_COUNTS:
+            # One sample per Xid code (label xid): kept apart, as the codes share the name.
+            code = _int(labels.get("xid"))
+            if code is not None:
+                entry["xid_counts"].append(
+                    {
+                        "metric": name,
+                        "code": code,
+                        "count": int(value),
+                        "window_ms": _int(labels.get("window_size_in_ms")),
+                    }
+                )
         else:
             entry["metrics"][name] = value
     return list(gpus.values()), skipped
@@ -1237,8 +1334,22 @@ def _merge_dcgm(nodes: list[NodeFacts], gpus: list[dict[str, Any]]) -> None:
             gpu["memory_used_mib"] = int(metrics["DCGM_FI_DEV_FB_USED"])
         if "DCGM_FI_DEV_SM_CLOCK" in metrics:
             gpu["sm_clock_mhz"] = int(metrics["DCGM_FI_DEV_SM_CLOCK"])
+        counted: set[int] = set()
+        for entry in sample.get("xid_counts") or []:
+            if entry["count"] <= 0 or entry["code"] <= 0 or entry["code"] in counted:
+                continue
+            counted.add(entry["code"])
+            node["xid_events"].append(
+                XidEvent(
+                    code=entry["code"],
+                    pci_bus_id=None,
+                    gpu_index=sample["gpu"],
+                    message=_xid_count_message(entry),
+                    timestamp=None,
+                )
+            )
         xid = int(metrics.get("DCGM_FI_DEV_XID_ERRORS", 0))
-        if xid > 0:
+        if xid > 0 and xid not in counted:
             node["xid_events"].append(
                 XidEvent(
                     code=xid,
@@ -1250,6 +1361,17 @@ def _merge_dcgm(nodes: list[NodeFacts], gpus: list[dict[str, Any]]) -> None:
             )
         if DCGM_SOURCE not in node["sources"]:
             node["sources"].append(DCGM_SOURCE)
+
+
+def _xid_count_message(entry: dict[str, Any]) -> str:
+    times = "once" if entry["count"] == 1 else f"{entry['count']} times"
+    if entry["metric"] == "DCGM_EXP_XID_ERRORS_TOTAL":
+        when = "since the exporter started"
+    elif entry["window_ms"]:
+        when = f"within its last {entry['window_ms'] / 1000:g} s"
+    else:
+        when = "within its counting window"
+    return f"Xid reported by the DCGM exporter {times} {when} ({entry['metric']})"
 
 
 def _hierarchy_parent(queue: dict[str, Any]) -> str | None:
@@ -1618,8 +1740,12 @@ def _pod_spec(gpus: int) -> dict[str, Any]:
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "terminationGracePeriodSeconds": 0,
-        # GPU nodes are often tainted: tolerate it, so only the GPU count keeps the pod out.
-        "tolerations": [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}],
+        # GPU nodes are tainted in many ways (nvidia.com/gpu, AKS's sku=gpu, a pool's own key):
+        # tolerate every NoSchedule taint, so that only the GPU count keeps the pod out and the
+        # scheduler's refusal names the shortage. The pod is not meant to run: it asks for more
+        # GPUs than any node has, or goes over a quota. NoExecute taints (a node not ready or
+        # unreachable) stay untolerated.
+        "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
         "securityContext": {
             "runAsNonRoot": True,
             "runAsUser": 65535,

@@ -17,6 +17,7 @@ from tests.fakes.k8s_api import (
     dcgm_service,
     fixture,
     gpu_quota,
+    gpu_request,
     operand_daemonsets,
     unschedulable_podgroup,
 )
@@ -25,9 +26,11 @@ from tests.poc.probes.test_kubernetes import (
     NS,
     TOKEN,
     Resolver,
+    allowed,
     gpu_node,
     probe,
     product,
+    rbac_rules,
     target,
 )
 from tests.poc.probes.test_kubernetes_labels import t4_node
@@ -453,3 +456,327 @@ def test_queues_without_a_state_are_not_counted_as_closed(kube: FakeKubeApi) -> 
     assert queue["name"] == "default" and queue["state"] is None
     detail = product(result, "volcano")["detail"]
     assert detail.startswith("1 queues, 0 PodGroups") and "open" not in detail
+
+
+# --- Prometheus text format -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        ("a\\\\nb", "a\\nb"),  # an escaped backslash, then "n": no newline
+        ("a\\nb", "a\nb"),
+        ('say \\"hi\\"', 'say "hi"'),
+        ('q\\"\\\\', 'q"\\'),  # a quote, then a backslash at the end
+        ("C:\\\\\\\\new", "C:\\\\new"),  # two escaped backslashes before "new"
+        ("\\\\\\n", "\\\n"),  # a backslash, then a newline
+    ],
+)
+def test_label_values_are_unescaped_in_one_left_to_right_pass(written: str, value: str) -> None:
+    """The text format escapes a label value's backslash as \\\\, its quote as \\" and its newline
+    as \\n (Prometheus, "Exposition formats"); "\\\\n" is a backslash followed by "n"."""
+    samples, skipped = k.parse_prometheus(f'm{{path="{written}",b="2"}} 1\n')
+    assert skipped == 0
+    assert samples == [("m", {"path": value, "b": "2"}, 1.0)]
+
+
+# --- DCGM exporter: per-code Xid counter -------------------------------------------------------
+
+_T4_GPU0 = (
+    'gpu="0",UUID="GPU-7a2e92f2-be71-d37e-a744-541600ffc722",device="nvidia0",'
+    'modelName="Tesla T4",Hostname="qa-mig-worker-gpu-1",DCGM_FI_DRIVER_VERSION="525.60.13"'
+)
+_T4_GPU1 = (
+    'gpu="1",UUID="GPU-5f587dd4-6505-0873-c6db-8324dbfe5ba9",device="nvidia1",'
+    'modelName="Tesla T4",Hostname="qa-mig-worker-gpu-1",DCGM_FI_DRIVER_VERSION="525.60.13"'
+)
+
+
+def test_the_per_code_xid_counter_gives_each_code_once(kube: FakeKubeApi) -> None:
+    """dcgm-exporter 3.3.5+ publishes DCGM_EXP_XID_ERRORS_COUNT once per GPU and Xid code seen
+    within its window (label xid, label window_size_in_ms from --xid-count-window-size, 300000
+    by default), beside DCGM_FI_DEV_XID_ERRORS, which holds the last code (NVIDIA/dcgm-exporter
+    pull request 239). GPU 1 saw Xid 79 once and Xid 13 three times, 79 last; GPU 0's Xid 48
+    left the window and only the last-code gauge still shows it."""
+    text = dcgm_metrics().replace("nvidia-dcgm-exporter-s228n", "qa-mig-worker-gpu-1")
+    text = _with_value(text, "DCGM_FI_DEV_XID_ERRORS", "0", "48")
+    text = _with_value(text, "DCGM_FI_DEV_XID_ERRORS", "1", "79")
+    text += (
+        "\n# HELP DCGM_EXP_XID_ERRORS_COUNT Count of XID Errors within user-specified time window "
+        "(see xid-count-window-size param).\n"
+        "# TYPE DCGM_EXP_XID_ERRORS_COUNT gauge\n"
+        f'DCGM_EXP_XID_ERRORS_COUNT{{{_T4_GPU1},window_size_in_ms="300000",xid="79"}} 1\n'
+        f'DCGM_EXP_XID_ERRORS_COUNT{{{_T4_GPU1},window_size_in_ms="300000",xid="13"}} 3\n'
+        f'DCGM_EXP_XID_ERRORS_COUNT{{{_T4_GPU0},window_size_in_ms="300000",xid="43"}} 0\n'
+    )
+    kube.add(cluster_policy(), dcgm_service(), *fixture("node-2x-tesla-t4.yaml"))
+    kube.proxy("gpu-operator", "nvidia-dcgm-exporter:gpu-metrics", text)
+    result = probe(kube)
+    events = gpu_node(result, "qa-mig-worker-gpu-1")["xid_events"]
+    assert sorted((x["code"], x["gpu_index"]) for x in events) == [(13, 1), (48, 0), (79, 1)]
+    by_code = {x["code"]: x["message"] for x in events}
+    assert "3 times within its last 300 s (DCGM_EXP_XID_ERRORS_COUNT)" in by_code[13]
+    assert "once within its last 300 s" in by_code[79]
+    assert "DCGM_FI_DEV_XID_ERRORS" in by_code[48]
+    gpus = {g["gpu"]: g for g in result["dcgm"]["gpus"]}
+    assert [(c["code"], c["count"]) for c in gpus[1]["xid_counts"]] == [(79, 1), (13, 3)]
+    assert "DCGM_EXP_XID_ERRORS_COUNT" not in gpus[1]["metrics"]
+
+
+# --- NVIDIA GPU Operator: NVIDIADriver resources -----------------------------------------------
+
+
+def _nvidia_driver(name: str, version: str, ready: bool) -> dict[str, Any]:
+    """An NVIDIADriver as the GPU Operator writes it (api/nvidia/v1alpha1/nvidiadriver_types.go:
+    cluster-scoped, status.state ready / notReady, metav1 conditions Ready and Error, set by
+    internal/conditions/nvidiadriver.go: Ready True "Reconciled" with Error False "Ready", or
+    Ready False "Error" with Error True and the failure's reason)."""
+    if ready:
+        conditions = [
+            ("Ready", "True", "Reconciled", "All resources have been successfully reconciled"),
+            ("Error", "False", "Ready", ""),
+        ]
+    else:
+        conditions = [
+            ("Ready", "False", "Error", ""),
+            (
+                "Error",
+                "True",
+                "ConflictingNodeSelector",
+                "nodes are selected by more than one NVIDIADriver instance",
+            ),
+        ]
+    return {
+        "apiVersion": f"nvidia.com/{version}",
+        "kind": "NVIDIADriver",
+        "metadata": {
+            "name": name,
+            "uid": f"6c1d2a57-0e1b-4f5e-9a3b-{len(name):012d}",
+            "resourceVersion": "81234",
+            "generation": 1,
+            "creationTimestamp": "2026-06-05T17:30:02Z",
+        },
+        "spec": {
+            "driverType": "gpu",
+            "repository": "nvcr.io/nvidia",
+            "image": "driver",
+            "version": "550.90.07",
+            "nodeSelector": {"nvidia.com/gpu.present": "true"},
+        },
+        "status": {
+            "state": "ready" if ready else "notReady",
+            "namespace": "gpu-operator",
+            "conditions": [
+                {
+                    "type": kind,
+                    "status": status,
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": "2026-06-05T17:31:10Z",
+                    "observedGeneration": 1,
+                }
+                for kind, status, reason, message in conditions
+            ],
+        },
+    }
+
+
+def _serve_drivers(kube: FakeKubeApi, version: str, *drivers: dict[str, Any]) -> None:
+    # Stored as the cluster-scoped objects they are (no metadata.namespace).
+    kube.serve("nvidia.com", version, "nvidiadrivers")
+    kube.store[("nvidia.com", version, "nvidiadrivers")].extend(drivers)
+
+
+def _policy_using_driver_crd() -> dict[str, Any]:
+    policy = cluster_policy("ready")
+    policy["spec"]["driver"] = {"enabled": True, "useNvidiaDriverCRD": True}
+    return policy
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1"])
+def test_nvidiadriver_resources_are_found_by_discovery_and_reported(
+    kube: FakeKubeApi, version: str
+) -> None:
+    kube.add(_policy_using_driver_crd(), *operand_daemonsets())
+    _serve_drivers(
+        kube,
+        version,
+        _nvidia_driver("default", version, ready=True),
+        _nvidia_driver("h100-drivers", version, ready=False),
+    )
+    result = probe(kube)
+    assert result["could_not_check"] == []
+    drivers = result["gpu_operator"]["nvidia_drivers"]
+    assert drivers["present"] is True and drivers["version"] == version
+    assert result["gpu_operator"]["use_nvidia_driver_crd"] is True
+    found = {
+        d["name"]: (d["state"], d["ready_reason"], d["error"], d["error_reason"])
+        for d in drivers["drivers"]
+    }
+    assert found == {
+        "default": ("ready", "Reconciled", "False", "Ready"),
+        "h100-drivers": ("notReady", "Error", "True", "ConflictingNodeSelector"),
+    }
+    detail = product(result, "kubernetes-gpu-operator")["detail"]
+    assert "NVIDIADriver default ready (Ready True: Reconciled)" in detail
+    assert "h100-drivers notReady (Ready False: Error; Error: ConflictingNodeSelector)" in detail
+    assert any(r["path"] == f"/apis/nvidia.com/{version}/nvidiadrivers" for r in kube.requests)
+    rules = rbac_rules("ClusterRole")
+    assert [r["path"] for r in kube.requests if not allowed(rules, r["method"], r["path"])] == []
+
+
+def test_forbidden_nvidiadrivers_are_could_not_check_not_absent(kube: FakeKubeApi) -> None:
+    kube.add(_policy_using_driver_crd(), *operand_daemonsets())
+    _serve_drivers(kube, "v1alpha1", _nvidia_driver("default", "v1alpha1", ready=True))
+    kube.forbid("/apis/nvidia.com/v1/nvidiadrivers")  # the first version discovery lists
+    result = probe(kube)
+    drivers = result["gpu_operator"]["nvidia_drivers"]
+    assert drivers["present"] is None and drivers["state"] == "could not check"
+    (problem,) = [c for c in result["could_not_check"] if "NVIDIADriver" in c["what"]]
+    assert problem["reason"].startswith("403 Forbidden: nvidiadrivers.nvidia.com is forbidden")
+    entry = product(result, "kubernetes-gpu-operator")
+    assert entry["present"] is True and entry["state"] == "ready"
+    assert "NVIDIADriver resources: could not check (403 Forbidden" in entry["detail"]
+
+
+def test_a_policy_using_nvidiadrivers_without_any_says_so(kube: FakeKubeApi) -> None:
+    kube.add(_policy_using_driver_crd(), *operand_daemonsets())
+    _serve_drivers(kube, "v1alpha1")
+    result = probe(kube)
+    assert result["gpu_operator"]["nvidia_drivers"]["present"] is True
+    detail = product(result, "kubernetes-gpu-operator")["detail"]
+    assert "useNvidiaDriverCRD is set but no NVIDIADriver resource exists" in detail
+
+
+# --- the controlled failure on taints other than nvidia.com/gpu --------------------------------
+
+
+def _tolerates(pod: dict[str, Any], taint: dict[str, Any]) -> bool:
+    """Kubernetes' toleration matching (core/v1 Toleration.ToleratesTaint)."""
+    for toleration in pod["spec"].get("tolerations") or []:
+        if toleration.get("effect") and toleration["effect"] != taint["effect"]:
+            continue
+        if toleration.get("key") and toleration["key"] != taint["key"]:
+            continue
+        if not toleration.get("key") and toleration.get("operator") != "Exists":
+            continue
+        if toleration.get("operator") == "Exists" or toleration.get("value") == taint.get("value"):
+            return True
+    return False
+
+
+class TaintAwareApi(FakeKubeApi):
+    """kube-scheduler's filters for taints and GPUs: a node with a NoSchedule taint the pod does
+    not tolerate is out with "node(s) had untolerated taint {key: value}" (TaintToleration),
+    one without enough GPUs with "Insufficient nvidia.com/gpu" (NodeResourcesFit); the message
+    counts each reason over the nodes, sorted, as the scheduler's FitError does."""
+
+    def _admit_pod(self, pod: dict[str, Any]) -> None:
+        asked = gpu_request(pod)
+        reasons: dict[str, int] = {}
+        for node in self.objects("nodes"):
+            taints = [
+                t
+                for t in (node.get("spec") or {}).get("taints") or []
+                if t["effect"] in ("NoSchedule", "NoExecute") and not _tolerates(pod, t)
+            ]
+            allocatable = int(node["status"]["allocatable"].get("nvidia.com/gpu") or 0)
+            if taints:
+                taint = taints[0]
+                reason = (
+                    f"node(s) had untolerated taint {{{taint['key']}: {taint.get('value', '')}}}"
+                )
+            elif allocatable < asked:
+                reason = "Insufficient nvidia.com/gpu"
+            else:
+                super()._admit_pod(pod)
+                return
+            reasons[reason] = reasons.get(reason, 0) + 1
+        self.serve("", "v1", "pods")
+        total = sum(reasons.values())
+        fit = ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
+        victims: dict[str, int] = {}
+        for reason, count in reasons.items():
+            if reason.startswith("Insufficient"):
+                why = "No preemption victims found for incoming pod"
+            else:
+                why = "Preemption is not helpful for scheduling"
+            victims[why] = victims.get(why, 0) + count
+        preemption = ", ".join(sorted(f"{count} {why}" for why, count in victims.items()))
+        message = (
+            f"0/{total} nodes are available: {fit}. preemption: 0/{total} nodes are "
+            f"available: {preemption}."
+        )
+        pod["status"] = {
+            "phase": "Pending",
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": message,
+                }
+            ],
+        }
+        self.store[("", "v1", "pods")].append(pod)
+        self._event(pod, "Warning", "FailedScheduling", message, "default-scheduler")
+
+
+def _aks_node(name: str, pool: str, gpus: int, taint: tuple[str, str]) -> dict[str, Any]:
+    # An AKS node: GPU pools tainted sku=gpu:NoSchedule as AKS's GPU guide recommends, the
+    # system pool CriticalAddonsOnly=true:NoSchedule as its system node pool guide does.
+    capacity = {"cpu": "6", "memory": "115496652Ki", "pods": "110"}
+    if gpus:
+        capacity["nvidia.com/gpu"] = str(gpus)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "agentpool": pool,
+                "kubernetes.azure.com/agentpool": pool,
+                "node.kubernetes.io/instance-type": "Standard_NC6s_v3"
+                if gpus
+                else "Standard_D4s_v5",
+                **({"kubernetes.azure.com/accelerator": "nvidia"} if gpus else {}),
+            },
+        },
+        "spec": {"taints": [{"key": taint[0], "value": taint[1], "effect": "NoSchedule"}]},
+        "status": {
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+def test_a_gpu_pool_tainted_sku_gpu_refuses_for_the_gpu_shortage() -> None:
+    with TaintAwareApi(token=TOKEN) as api:
+        api.add(
+            _aks_node("aks-gpunp-12345678-vmss000000", "gpunp", 1, ("sku", "gpu")),
+            _aks_node("aks-gpunp-12345678-vmss000001", "gpunp", 1, ("sku", "gpu")),
+            _aks_node(
+                "aks-system-87654321-vmss000000", "system", 0, ("CriticalAddonsOnly", "true")
+            ),
+        )
+        result = k.over_quota(
+            target(api), resolve=Resolver(), namespace=NS, label=LABEL, timeout=5.0
+        )
+        posted = [r["body"] for r in api.received("POST")]
+    (scenario,) = result["scenarios"]
+    assert scenario["state"] == "pending" and scenario["clean"] is True, scenario
+    assert scenario["reason"] == (
+        "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
+        "available: 3 No preemption victims found for incoming pod."
+    )
+    # What the page shows beforehand is what was created: every NoSchedule taint tolerated,
+    # the rest of the pod as before.
+    assert posted == k.planned_objects(NS, LABEL, 2)
+    spec = posted[0]["spec"]["template"]["spec"]
+    assert spec["tolerations"] == [{"operator": "Exists", "effect": "NoSchedule"}]
+    assert spec["restartPolicy"] == "Never" and spec["automountServiceAccountToken"] is False
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    (container,) = spec["containers"]
+    assert container["image"] == k.PAUSE_IMAGE
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "2"
