@@ -11,6 +11,13 @@ The shape changed between DCGM releases; all of these are read:
   `entity_group` / `entity_id`, warnings as objects ({"warning": "...", "error_id": ...}) and a
   per-test "test_summary".
 * "tests" directly under the diagnostic (or at the top level), without categories.
+* DCGM 3.x level-one (Deployment) results: warning objects holding their text under
+  "warnings" ({"warnings": "...", "error_id": 43}) and an integer "gpu_id"; the CPU EUD test's
+  results naming a "cpu_id".
+* `dcgmi diag -j --iterations N` (DCGM 3.x-4.x): {"iterations": [<one document per run>],
+  "Overall Result": "Pass" | "Fail", "Warning": "..."}. dcgmi stops at the first run that fails,
+  so the last run holds the failure if there was one; it is read, and an overall result other
+  than Pass is kept as a node-wide "Overall Result" test.
 
 dcgmi may print a line of text before the JSON ("Successfully ran diagnostic for group."); it
 is skipped. Statuses are normalised to Pass, Fail, Warn, Skip and Not Run; a status word
@@ -41,6 +48,9 @@ _STATUSES = {
     "not_run": "Not Run",
 }
 _SECTIONS = ("DCGM GPU Diagnostic", "DCGM Diagnostic")
+# Where a warning or info object holds its text: "warning" (DCGM 3.x-4.x per-GPU results),
+# "warnings" (DCGM 3.x level-one results), "message" or "info"; the first that holds text.
+_MESSAGE_KEYS = ("warning", "warnings", "message", "msg", "info")
 _MAX_TEXT = 2000
 
 
@@ -58,10 +68,15 @@ def load_json(text: str, what: str) -> Any:
 
 
 def _status(raw: object) -> str | None:
+    """A status normalised; "Pass - All" or "Skip - GPU: 1" (dcgmi's table wording, which some
+    results carry) by the word before the dash."""
     if not isinstance(raw, str) or not raw.strip():
         return None
     word = " ".join(raw.strip().split())
-    return _STATUSES.get(word.lower(), word[:40])
+    known = _STATUSES.get(word.lower())
+    if known is None and " - " in word:
+        known = _STATUSES.get(word.split(" - ", 1)[0].lower())
+    return known or word[:40]
 
 
 def _messages(raw: object) -> list[str]:
@@ -72,8 +87,15 @@ def _messages(raw: object) -> list[str]:
         if isinstance(item, str) and item.strip():
             messages.append(item.strip())
         elif isinstance(item, dict):
-            text = item.get("warning", item.get("message", item.get("info")))
-            if isinstance(text, str) and text.strip():
+            text = next(
+                (
+                    value
+                    for value in (item.get(key) for key in _MESSAGE_KEYS)
+                    if isinstance(value, str) and value.strip()
+                ),
+                None,
+            )
+            if text is not None:
                 messages.append(text.strip())
     return messages
 
@@ -82,6 +104,9 @@ def _gpu_index(result: dict[str, Any]) -> tuple[int | None, str]:
     """The GPU a result is for (None: the whole node), and a label for other entities."""
     group = result.get("entity_group")
     raw = result.get("gpu_id", result.get("gpu_ids", result.get("entity_id")))
+    cpu = result.get("cpu_id")
+    if group is None and raw is None and isinstance(cpu, int | str) and not isinstance(cpu, bool):
+        return None, f"CPU {cpu}: "
     if isinstance(group, str) and group.strip().upper() not in ("GPU", ""):
         return None, f"{group.strip()} {raw}: " if isinstance(raw, int | str) else ""
     if isinstance(raw, bool):
@@ -160,11 +185,35 @@ def _driver(document: dict[str, Any], section: dict[str, Any]) -> str | None:
     return None
 
 
+def _iterations(document: dict[str, Any]) -> tuple[dict[str, Any], list[DcgmTest]]:
+    """The run to read of `--iterations N` output (the last that holds a document) and the
+    overall result when it is not a pass; the document itself when it holds no runs."""
+    runs = document.get("iterations")
+    if not isinstance(runs, list):
+        return document, []
+    documents = [run for run in runs if isinstance(run, dict) and run]
+    overall = _status(document.get("Overall Result", document.get("Result")))
+    extra: list[DcgmTest] = []
+    if overall is not None and overall != "Pass":
+        reason = _messages(document.get("Warning", document.get("warning")))
+        extra.append(
+            {
+                "name": "Overall Result",
+                "category": None,
+                "result": overall,
+                "gpu_index": None,
+                "info": "; ".join([f"{len(runs)} iterations", *reason])[:_MAX_TEXT],
+            }
+        )
+    return (documents[-1] if documents else {}), extra
+
+
 def parse_dcgm(text: str) -> NodeFacts:
     """DCGM test results (one per test and GPU) from `dcgmi diag -j` output."""
     document = load_json(text, "dcgmi diag")
     if not isinstance(document, dict):
         raise ParseError("not dcgmi diag output: the JSON is not an object")
+    document, overall = _iterations(document)
     section: Any = next(
         (document[key] for key in _SECTIONS if isinstance(document.get(key), dict)), document
     )
@@ -180,6 +229,7 @@ def parse_dcgm(text: str) -> NodeFacts:
     tests += _tests(None, section.get("tests"))
     if section is not document:
         tests += _tests(None, document.get("tests"))
+    tests += overall
     if not tests:
         # A diagnostic that could not run says why in "runtime_error" (DCGM 2.x-4.x), beside
         # the version and the driver it detected.

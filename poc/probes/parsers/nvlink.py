@@ -13,7 +13,18 @@ A link is active when the status names a speed; `<inactive>` and anything else (
 this parser does not know) count as not active, since only a speed is evidence of a working
 link. A GPU without NVLink prints "Device does not have or support Nvlink" and gets no links.
 Error counters are keyed by their label in snake case ("replay_errors", "crc_errors"); newer
-drivers print more of them, some as a block under a bare "Link N:" line, and all are kept.
+drivers print more of them, some as a block under a bare "Link N:" line, and all counts are kept.
+NVLink 5 (Blackwell, R570 and later) prints, besides error counters such as "Rx Errors",
+"Effective Errors", "Symbol Errors" and "Link recovery failed events", lines that count no
+error, read under names that say what they are:
+
+* "FEC Errors - N": a histogram bin, the codewords the forward error correction repaired with N
+  corrected symbols (bin 0, codewords that needed none, reads in the billions on a healthy
+  link): "fec_bin_N".
+* "Raw Errors Lane N": errors on the wire before that correction repairs them, non-zero on
+  healthy links: "pre_fec_lane_N".
+* "Effective BER", "Symbol BER", "Raw BER Lane N", "Raw BER Total": rates, not counts (written
+  "15e-255", or NVML's encoded mantissa and exponent): left out.
 """
 
 import re
@@ -36,6 +47,9 @@ _ALL_INACTIVE = re.compile(r"all links are inactive", re.IGNORECASE)
 # "Nvlink queries are not supported for Devices in MIG mode"
 _MIG_MODE = re.compile(r"not supported for devices in mig mode", re.IGNORECASE)
 _COUNTER = re.compile(r"\s*([A-Za-z][A-Za-z0-9 ()_/.-]{0,80}?)\s*:\s*(\S+)\s*$")
+_FEC_BIN = re.compile(r"fec\s+errors?\s*-\s*(\d{1,3})$", re.IGNORECASE)
+_RAW_LANE = re.compile(r"raw\s+errors?\s+lane\s+(\d{1,3})$", re.IGNORECASE)
+_RATE = re.compile(r"\bber\b", re.IGNORECASE)
 
 
 def _blocks(text: str, notices: list[str]) -> list[tuple[GpuFacts, list[str]]]:
@@ -97,6 +111,20 @@ def _count(raw: str) -> int | None:
     return v.to_int(raw.rstrip(","))
 
 
+def _counter_name(label: str) -> str | None:
+    """The key a counter's label is kept under; None for a rate (a bit error ratio)."""
+    label = " ".join(label.split())
+    fec = _FEC_BIN.match(label)
+    if fec is not None:
+        return f"fec_bin_{int(fec.group(1))}"
+    raw = _RAW_LANE.match(label)
+    if raw is not None:
+        return f"pre_fec_lane_{int(raw.group(1))}"
+    if _RATE.search(label):
+        return None
+    return v.snake(label)
+
+
 def parse_nvlink_errors(text: str) -> NodeFacts:
     """Facts (per GPU and link: error counters) from `nvidia-smi nvlink -e`.
 
@@ -130,8 +158,9 @@ def parse_nvlink_errors(text: str) -> NodeFacts:
                 if counter is None:
                     continue
                 count = _count(counter.group(2))
-                if count is not None and current is not None:
-                    counters[current][v.snake(counter.group(1))] = count
+                name = _counter_name(counter.group(1))
+                if count is not None and name is not None and current is not None:
+                    counters[current][name] = count
         gpu["nvlink_links"] = [
             {"link": number, "active": False, "speed_gbps": None, "errors": counters[number]}
             for number in sorted(counters)

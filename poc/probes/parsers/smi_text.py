@@ -12,7 +12,9 @@ by its place ("PCI" > "GPU Link Info" > "PCIe Generation" > "Max") however wide 
 column is. A line may hold a value and still have children ("HW Slowdown : Not Active" with
 "HW Thermal Slowdown" under it). Labels repeat ("MIG Device", "Process ID"), so children are
 kept in order as a list. Like -q -x, the output carries no GPU index: a GPU's index is its
-position.
+position. nvidia-smi's notices about a troubled GPU ("WARNING: infoROM is corrupted at gpu
+0000:3B:00.0", "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error"),
+printed before the report or in place of a GPU's block, are kept among the warnings.
 """
 
 import re
@@ -293,8 +295,26 @@ def _last_report(text: str) -> tuple[str, int]:
     return previous, count
 
 
+_MAX_NOTICES = 64
+
+
+def _notices(text: str) -> list[str]:
+    """nvidia-smi's notices in `text`, each once, in order."""
+    found: list[str] = []
+    for line in text.split("\n"):
+        notice = smi_notice(line)
+        if notice is not None and f"nvidia-smi: {notice}" not in found:
+            found.append(f"nvidia-smi: {notice}")
+            if len(found) >= _MAX_NOTICES:
+                break
+    return found
+
+
 def parse_smi_text(text: str) -> NodeFacts:
     """Facts from `nvidia-smi -q` output; ParseError when the text is not that output."""
+    # A notice of a looped query (-l) belongs to the report it precedes, which may not be the
+    # one read: those of every report are kept.
+    notices = _notices(text)
     text, reports = _last_report(text)
     tree = build_tree(text)
     gpus: list[GpuFacts] = []
@@ -320,7 +340,7 @@ def parse_smi_text(text: str) -> NodeFacts:
     if not gpus and not recognised:
         raise ParseError("not nvidia-smi -q output: no GPU block and no driver version")
     driver, cuda = versions_of(versions)
-    warnings = unindexed(gpus, attached)
+    warnings = notices + unindexed(gpus, attached)
     if reports > 1:
         warnings.append(f"{reports} reports (a query run with -l): the last complete one is read")
     return new_node(
