@@ -84,9 +84,18 @@ class ProbeNodeOutput(serializers.Serializer):
 class ProbeRunDetailOutput(ProbeRunOutput):
     nodes = ProbeNodeOutput(many=True)
     outputs = serializers.SerializerMethodField()
+    cluster = serializers.JSONField(
+        source="cluster_facts",
+        read_only=True,
+        help_text=(
+            "What a Kubernetes or Slurm cluster run read about the cluster itself (versions, "
+            "products found, queues, partitions, quotas, controlled failures, what could not "
+            "be checked); {} for other runs. Never holds credentials."
+        ),
+    )
 
     class Meta(ProbeRunOutput.Meta):
-        fields = [*ProbeRunOutput.Meta.fields, "nodes", "outputs"]
+        fields = [*ProbeRunOutput.Meta.fields, "nodes", "outputs", "cluster"]
 
     def get_outputs(self, run: ProbeRun) -> list[dict[str, Any]]:
         return [

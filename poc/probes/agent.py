@@ -23,8 +23,9 @@ missing, fails or times out is recorded with its error and the probe carries on:
         other field the driver does not know is left out and named in the output's "note"
     nvidia-smi -L
     nvidia-smi nvlink -s, nvidia-smi nvlink -e    (fail on GPUs without NVLink: recorded)
-    dmesg, or journalctl -k -b when dmesg cannot be read: only lines containing "NVRM: Xid" are
-        kept; "permission denied" is recorded as that output's error
+    dmesg, or journalctl -k -b when dmesg cannot be read: only lines containing "NVRM: Xid",
+        "SXid (" or "RmInitAdapter failed" are kept; "permission denied" is recorded as that
+        output's error
     dcgmi diag -r LEVEL -j                        only with --dcgm LEVEL
     NVML through pynvml (nvidia-ml-py) when it is importable: a few values per GPU under "nvml"
 
@@ -37,7 +38,7 @@ Without either framework the bundle says so in "benchmarks" instead.
 The bundle (format workbench-probe-bundle/1):
 
     {"format": "workbench-probe-bundle/1",
-     "agent": {"version": "1.0.0", "python": "3.8.18"},
+     "agent": {"version": "1.1.0", "python": "3.8.18"},
      "host": "gpu-node-17", "collected_at": "2026-11-29T22:26:46Z",
      "expected_gpus": 8,                       # or null
      "candidate": "volcano",                   # only when --candidate is given
@@ -94,7 +95,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-VERSION = "1.0.0"
+VERSION = "1.1.0"
 BUNDLE_FORMAT = "workbench-probe-bundle/1"
 PROG = "workbench-probe"
 TOKEN_ENV = "WORKBENCH_TOKEN"
@@ -159,7 +160,13 @@ QUERY_FIELDS = (
 REASON_PREFIXES = ("clocks_event_reasons.", "clocks_throttle_reasons.")
 INVALID_FIELD = re.compile(r'Field "([^"]+)" is not a valid field to query')
 
-XID_MARKER = b"NVRM: Xid"
+# The kernel log lines kept (the rest never leaves the node): GPU Xid errors, NVSwitch SXid
+# errors and GPUs the driver could not initialise.
+KERNEL_LOG_MARKERS = (b"NVRM: Xid", b"SXid (", b"RmInitAdapter failed")
+KERNEL_LOG_NOTE = (
+    "only the lines naming an Xid, an NVSwitch SXid or a GPU the driver could not initialise "
+    "(RmInitAdapter) are kept"
+)
 KERNEL_LOG_COMMANDS = (
     ["dmesg"],
     ["journalctl", "-k", "-b", "--no-pager", "-o", "short-iso"],
@@ -337,12 +344,17 @@ def _reason_prefix(fields: list[str]) -> str:
     return next((p + "*" for p in REASON_PREFIXES for f in fields if f.startswith(p)), "?")
 
 
+def kernel_line_kept(line: bytes) -> bool:
+    return any(marker in line for marker in KERNEL_LOG_MARKERS)
+
+
 def kernel_log(timeout: float) -> list[dict[str, Any]]:
-    """Xid lines of the kernel log: dmesg, else journalctl where dmesg cannot be read."""
+    """The kernel log's Xid, SXid and RmInitAdapter lines: dmesg, else journalctl where dmesg
+    cannot be read."""
     entries = []
     for argv in KERNEL_LOG_COMMANDS:
-        entry = run_command(argv, timeout, keep=lambda line: XID_MARKER in line)
-        entry["note"] = "only the lines containing 'NVRM: Xid' are kept"
+        entry = run_command(argv, timeout, keep=kernel_line_kept)
+        entry["note"] = KERNEL_LOG_NOTE
         if entry["error"] is None and PERMISSION_TEXT.search(entry["stderr"]):
             entry["error"] = "permission denied"
         entries.append(entry)

@@ -10,7 +10,7 @@ compared and frozen into a procurement sheet as it is. FACTS_FORMAT changes when
 meaning; readers of stored documents check it.
 """
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 FACTS_FORMAT = "workbench-gpu-facts/1"
 
@@ -88,6 +88,24 @@ class XidEvent(TypedDict):
     timestamp: str | None  # the line's time stamp as written, if any
 
 
+class SxidEvent(TypedDict):
+    """One NVSwitch error code on one switch (an SXid: no GPU's Xid), from a kernel log."""
+
+    switch_bus_id: str  # the switch's bus id as in the log line ("PCI:0000:06:00.0")
+    code: int
+    severity: str | None  # "Fatal" or "Non-fatal"; None: no line of the code names it
+    timestamp: str | None  # the first line's time stamp as written, if any
+    lines: int  # how many lines of the log name this code on this switch
+    message: str  # what the severity line (else the first line) says after the code
+
+
+class InitFailure(TypedDict):
+    """A GPU the driver could not initialise ("NVRM: ... RmInitAdapter failed!")."""
+
+    pci_bus_id: str | None  # as in the log line ("0000:3b:00.0"); None: the line names no GPU
+    detail: str  # what follows "RmInitAdapter failed!", e.g. "(0x26:0xffff:1463)"
+
+
 class DcgmTest(TypedDict):
     name: str
     category: str | None
@@ -117,6 +135,10 @@ class NodeFacts(TypedDict):
     cuda_version: str | None
     gpus: list[GpuFacts]
     xid_events: list[XidEvent]
+    # Added without a format change: documents stored before these fields were added lack
+    # them, so readers take a missing one as an empty list.
+    sxid_events: NotRequired[list[SxidEvent]]
+    init_failures: NotRequired[list[InitFailure]]
     dcgm: list[DcgmTest]
     benchmarks: list[Benchmark]
     expected_gpu_count: int | None  # what the operator said the node should have, if anything
@@ -140,6 +162,8 @@ def new_node(**values: Any) -> NodeFacts:
         "cuda_version": None,
         "gpus": [],
         "xid_events": [],
+        "sxid_events": [],
+        "init_failures": [],
         "dcgm": [],
         "benchmarks": [],
         "expected_gpu_count": None,

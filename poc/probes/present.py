@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from poc.probes import peaks
 from poc.probes.facts import GpuFacts, NodeFacts
@@ -359,3 +360,134 @@ def catalogue() -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+# --- what a cluster said (a Kubernetes or Slurm run's cluster facts) --------------------------
+
+_SCENARIO_LABELS = {
+    "more_gpus_than_any_node": gettext_noop("A job asking for more GPUs than any node has"),
+    "over_resource_quota": gettext_noop(
+        "A pod asking for more GPUs than the namespace's quota leaves"
+    ),
+}
+
+
+def _items(value: object) -> list[Mapping[str, Any]]:
+    """The mappings of a stored list (facts stored by any earlier version may lack a key)."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _counts_text(counts: Mapping[str, int]) -> str:
+    """ "Resources 4 · Priority 2": the most frequent first."""
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
+    return " · ".join(f"{name} {count}" for name, count in ordered)
+
+
+def _node_states(nodes: list[Mapping[str, Any]]) -> str:
+    """ "idle 3 · down 1 · mixed 1" with the flags counted after ("DRAIN 1")."""
+    states: dict[str, int] = {}
+    flags: dict[str, int] = {}
+    for node in nodes:
+        state = str(node.get("state") or _("unknown"))
+        states[state] = states.get(state, 0) + 1
+        for flag in node.get("state_flags") or []:
+            flags[str(flag)] = flags.get(str(flag), 0) + 1
+    text = _counts_text(states)
+    return f"{text} ({_counts_text(flags)})" if flags else text
+
+
+def _found(present: object) -> str:
+    if present is True:
+        return "yes"
+    return "no" if present is False else "unknown"
+
+
+def _gpu_figure(value: object) -> str:
+    return "—" if value is None else str(value)
+
+
+def cluster_summary(facts: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What a cluster run read about the cluster itself, as the run page shows it: the version,
+    the products found (Kubernetes), partitions, node states and pending reasons (Slurm), GPU
+    quotas, the controlled failures and what could not be checked. None without such facts
+    (an SSH run, or a run that ended before it read the cluster)."""
+    if not facts:
+        return None
+    version = facts.get("server_version") or facts.get("slurm_version")
+    products = [
+        {
+            "name": str(p.get("name") or p.get("key") or "?"),
+            "found": _found(p.get("present")),
+            "state": str(p.get("state") or ""),
+            "detail": str(p.get("detail") or ""),
+        }
+        for p in _items(facts.get("products"))
+    ]
+    partitions = [
+        {
+            "name": str(p.get("name") or "?"),
+            "state": str(p.get("state") or "—"),
+            "nodes": str(p.get("nodes") or "—"),
+            "gpus": _gpu_figure(p.get("gpus_total")),
+            "default": p.get("default"),
+        }
+        for p in _items(facts.get("partitions"))
+    ]
+    quotas = []
+    for quota in _items(facts.get("quotas")):
+        hard = _mapping(quota.get("hard"))
+        used = _mapping(quota.get("used"))
+        for resource, limit in hard.items():
+            quotas.append(
+                {
+                    "namespace": str(quota.get("namespace") or "—"),
+                    "name": str(quota.get("name") or "?"),
+                    "resource": str(resource),
+                    "hard": _gpu_figure(limit),
+                    "used": _gpu_figure(used.get(resource)),
+                }
+            )
+    failures = facts.get("controlled_failures")
+    scenarios = []
+    failure_error = ""
+    if isinstance(failures, Mapping):
+        failure_error = str(failures.get("error") or "")
+        for scenario in _items(failures.get("scenarios")):
+            name = str(scenario.get("name") or scenario.get("scenario") or "?")
+            label = _SCENARIO_LABELS.get(name)
+            seconds = scenario.get("seconds")
+            scenarios.append(
+                {
+                    "name": name,
+                    "label": _(label) if label else name,
+                    "clean": scenario.get("clean") is True,
+                    "state": str(scenario.get("state") or "—"),
+                    "reason": str(scenario.get("reason") or ""),
+                    "note": str(scenario.get("note") or ""),
+                    "seconds": seconds if isinstance(seconds, int | float) else None,
+                    "gpus": scenario.get("gpus_requested"),
+                }
+            )
+    nodes = _items(facts.get("nodes"))
+    pending = facts.get("jobs_pending_reasons")
+    return {
+        "kind": "slurm" if "slurm_version" in facts else "kubernetes",
+        "version": str(version) if version else "",
+        "api_version": str(facts.get("api_version") or ""),
+        "products": products,
+        "partitions": partitions,
+        "node_states": _node_states(nodes) if "slurm_version" in facts and nodes else "",
+        "pending": _counts_text(pending) if isinstance(pending, Mapping) and pending else "",
+        "quotas": quotas,
+        "failures": isinstance(failures, Mapping),
+        "failure_error": failure_error,
+        "scenarios": scenarios,
+        "could_not_check": [
+            {"what": str(c.get("what") or ""), "reason": str(c.get("reason") or "")}
+            for c in _items(facts.get("could_not_check"))
+        ],
+    }

@@ -178,6 +178,7 @@ def probe_run(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpRespons
             "active": active,
             "nodes": nodes,
             "results": selectors.probe_results_for_run(run),
+            "cluster": present.cluster_summary(run.cluster_facts),
         },
     )
 

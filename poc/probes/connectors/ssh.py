@@ -32,7 +32,7 @@ import asyncssh
 
 from poc.probes import agent
 
-XID_MARKER = agent.XID_MARKER.decode()
+KERNEL_LOG_MARKERS = tuple(marker.decode() for marker in agent.KERNEL_LOG_MARKERS)
 KERNEL_LOG_COMMANDS = tuple((" ".join(argv), " ".join(argv)) for argv in agent.KERNEL_LOG_COMMANDS)
 OUTPUT_LIMIT = 32 * 1024 * 1024
 STDERR_LIMIT = 65536
@@ -669,9 +669,11 @@ async def _kernel_log(
             entry = await _run(conn, name, command, timeout)
             _add_note(entry, note)
         entry["stdout"] = "".join(
-            line for line in entry["stdout"].splitlines(keepends=True) if XID_MARKER in line
+            line
+            for line in entry["stdout"].splitlines(keepends=True)
+            if any(marker in line for marker in KERNEL_LOG_MARKERS)
         )
-        _add_note(entry, "only the lines containing 'NVRM: Xid' are kept")
+        _add_note(entry, agent.KERNEL_LOG_NOTE)
         if entry["error"] is None and agent.PERMISSION_TEXT.search(entry["stderr"]):
             entry["error"] = "permission denied"
         entries.append(entry)

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 # Bump when the facts read from the same input change, so stored documents can be re-read.
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 
 _LIMIT = f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB"
 

@@ -316,7 +316,8 @@ def merge_nodes(docs: Sequence[NodeFacts]) -> NodeFacts:
     """One node's facts from several documents read from it (see the module docstring).
 
     GPUs are matched by UUID, else PCI bus id, else index (a masked all-zero UUID does not
-    count); sources, warnings, Xid events, DCGM results and benchmarks are concatenated
+    count); sources, warnings, Xid and SXid events, failed GPU initialisations, DCGM results
+    and benchmarks are concatenated
     without duplicates. Xid events are then tied to GPU indexes by bus id or UUID.
     """
     node = new_node()
@@ -336,6 +337,14 @@ def merge_nodes(docs: Sequence[NodeFacts]) -> NodeFacts:
             else:
                 _merge_gpu(match, gpu)
         node["xid_events"] += [dict(event) for event in doc.get("xid_events", [])]  # type: ignore[misc]
+        node["sxid_events"] = node.get("sxid_events", []) + [
+            dict(event)  # type: ignore[misc]
+            for event in doc.get("sxid_events", [])
+        ]
+        node["init_failures"] = node.get("init_failures", []) + [
+            dict(failure)  # type: ignore[misc]
+            for failure in doc.get("init_failures", [])
+        ]
         node["dcgm"] += doc.get("dcgm", [])
         node["benchmarks"] += doc.get("benchmarks", [])
         node["sources"] += doc.get("sources", [])
@@ -345,6 +354,8 @@ def merge_nodes(docs: Sequence[NodeFacts]) -> NodeFacts:
     node["gpus"] = gpus
     resolve_gpu_indexes(node["xid_events"], gpus)
     node["xid_events"] = _unique(node["xid_events"])
+    node["sxid_events"] = _unique(node.get("sxid_events", []))
+    node["init_failures"] = _unique(node.get("init_failures", []))
     node["dcgm"] = _unique(node["dcgm"])
     node["benchmarks"] = _unique(node["benchmarks"])
     node["sources"] = _unique(node["sources"])

@@ -6,8 +6,9 @@
     I1201 10:00:00.123456  1 health.go:159] XidCriticalError: Xid=48 on Device=GPU-e3db...; ...
 
 NVSwitch errors ("nvidia-nvswitch0: SXid (PCI:0000:06:00.0): 12028, Non-fatal, Link 43 ...") are
-no GPU's Xid: each code seen on a switch becomes one of the node's warnings, with its severity.
-So does a GPU the driver could not initialise ("NVRM: GPU 0000:3b:00.0: RmInitAdapter failed!").
+no GPU's Xid: each code seen on a switch becomes one entry of `sxid_events`, with its severity,
+and one of the node's warnings. A GPU the driver could not initialise ("NVRM: GPU 0000:3b:00.0:
+RmInitAdapter failed!") becomes one entry of `init_failures` and a warning.
 Every other line is ignored, so a whole dmesg can be given. The time stamp is kept as written;
 where a line carries both a wall-clock time (syslog, ISO, `dmesg -T`, klog) and dmesg's
 seconds since boot, the wall-clock time is kept. The kernel names the GPU by bus id; the device
@@ -25,7 +26,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from poc.probes.facts import GpuFacts, NodeFacts, XidEvent, new_node
+from poc.probes.facts import GpuFacts, InitFailure, NodeFacts, SxidEvent, XidEvent, new_node
 
 from . import values as v
 
@@ -180,14 +181,26 @@ def parse_kernel_log(text: str) -> NodeFacts:
                 "timestamp": stamp or _stamp(line[: match.start()]),
             }
         )
-    warnings = [
-        f"kernel log: the driver could not initialise {f'the GPU at {bus}' if bus else 'a GPU'}"
-        f": RmInitAdapter failed! {detail}".rstrip()[:_MAX_MESSAGE]
+    failures: list[InitFailure] = [
+        {"pci_bus_id": bus or None, "detail": detail[:_MAX_MESSAGE]}
         for bus, detail in list(init_failures.items())[:_MAX_SXID]
     ]
+    warnings = [
+        f"kernel log: the driver could not initialise {_gpu_named(failure['pci_bus_id'])}"
+        f": RmInitAdapter failed! {failure['detail']}".rstrip()[:_MAX_MESSAGE]
+        for failure in failures
+    ]
     return new_node(
-        xid_events=events, sources=[SOURCE], warnings=warnings + _switch_warnings(sxids)
+        xid_events=events,
+        sxid_events=_switch_events(sxids),
+        init_failures=failures,
+        sources=[SOURCE],
+        warnings=warnings + _switch_warnings(sxids),
     )
+
+
+def _gpu_named(bus: str | None) -> str:
+    return f"the GPU at {bus}" if bus else "a GPU"
 
 
 class _SwitchError:
@@ -220,6 +233,21 @@ def _switch_error(line: str, stamp: str | None, found: dict[tuple[str, int], _Sw
             error.message = rest[severity.end() :].strip()
     elif not error.message:
         error.message = rest
+
+
+def _switch_events(found: dict[tuple[str, int], _SwitchError]) -> list[SxidEvent]:
+    """The NVSwitch errors as facts: one per code and switch, the first _MAX_SXID of them."""
+    return [
+        {
+            "switch_bus_id": bus,
+            "code": code,
+            "severity": error.severity,
+            "timestamp": error.timestamp,
+            "lines": error.lines,
+            "message": error.message[:_MAX_MESSAGE],
+        }
+        for (bus, code), error in list(found.items())[:_MAX_SXID]
+    ]
 
 
 def _switch_warnings(found: dict[tuple[str, int], _SwitchError]) -> list[str]:

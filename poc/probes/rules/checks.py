@@ -460,9 +460,9 @@ def _no_actionable_xid(params: dict[str, Any], nodes: list[NodeFacts]) -> _Resul
         if not health.kernel_log_read(node):
             unread.append(_node_name(node, position))
             continue
-        for event in node["xid_events"]:
+        for event, severity in xid_catalogue.current_events(node["xid_events"]):
             events += 1
-            if xid_catalogue.severity_for(event["code"]) is not None:
+            if severity is not None:
                 actionable[(position, event["gpu_index"], event["code"])] += 1
     total = sum(actionable.values())
     measured = ngettext(
@@ -873,8 +873,9 @@ CHECKS: tuple[Check, ...] = (
         label=gettext_lazy("GPU health"),
         description=gettext_lazy(
             "The health rules find no problem on any node (ECC, remapped rows, PCIe link, clock "
-            "slowdowns, fabric, NVLink, Xid errors, DCGM, GPU count). Checks that could not be "
-            "made are listed in the measured value; unable when none could."
+            "slowdowns, fabric, NVLink, Xid errors, NVSwitch errors, GPUs the driver could not "
+            "initialise, DCGM, GPU count). Checks that could not be made are listed in the "
+            "measured value; unable when none could."
         ),
         params=(
             Param("allow_degraded", "bool", gettext_lazy("Accept degraded GPUs"), default=False),
@@ -889,8 +890,8 @@ CHECKS: tuple[Check, ...] = (
         label=gettext_lazy("No actionable Xid"),
         description=gettext_lazy(
             "The kernel log of every node holds no Xid error that the health rules count as a "
-            "problem (per NVIDIA's Xid catalogue; unknown codes count). Unable where no kernel log "
-            "was read."
+            "problem (per NVIDIA's Xid catalogue; unknown codes count; Xid 154 by the recovery "
+            "action it names). Unable where no kernel log was read."
         ),
         params=(),
         statement=lambda p: _("No actionable Xid error in the kernel log"),

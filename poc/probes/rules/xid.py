@@ -23,11 +23,15 @@ the entry's comment says why. A code missing from this table is "needs review" (
 ignored: see `severity_for`.
 """
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
+
+from poc.probes.facts import XidEvent
 
 Severity = Literal["degraded", "failed"]
 
@@ -50,7 +54,8 @@ ACTION_SEVERITY: dict[str, Severity | None] = {
     "WORKFLOW_NVLINK5_ERR": "degraded",
     # "Solo: RESTART_FM; not solo: IGNORE (follow the other Xid)".
     "WORKFLOW_XID_45": "degraded",
-    # Xid 154 restates the recovery action of the Xid it accompanies.
+    # Xid 154 names the GPU's new recovery action; its events are judged by that action (see
+    # RECOVERY_ACTIONS), and this is the verdict when the message names none known here.
     "XID_154": "degraded",
     "CHECK_MECHANICALS": "degraded",
     "UPDATE_SWFW": "degraded",
@@ -204,6 +209,79 @@ _ROWS = [
 ]
 
 XIDS: dict[int, XidInfo] = {row.code: row for row in _ROWS}
+
+# Xid 154 (R550 and newer drivers) says that the GPU's recovery action changed, e.g. "GPU recovery
+# action changed from 0x0 (None) to 0x1 (GPU Reset Required)". The action is NVML's
+# nvmlDeviceGpuRecoveryAction_t: the number and the name the driver prints for it, with the
+# verdict an event naming it as the new action gets. A GPU that needs a reset, or whose node
+# needs a reboot, is unusable until someone acts ("failed"); draining peer-to-peer traffic
+# (and then resetting) can wait for running work to finish ("degraded"); None says the GPU is
+# back to normal. Other values (newer drivers add some) keep the catalogue's "degraded".
+RECOVERY_ACTION_XID = 154
+RECOVERY_ACTIONS: dict[int, tuple[str, Severity | None]] = {
+    0: ("None", None),
+    1: ("GPU Reset Required", "failed"),
+    2: ("Node Reboot Required", "failed"),
+    3: ("Drain P2P", "degraded"),
+    4: ("Drain and Reset", "degraded"),
+}
+# The new action: "to 0x1 (GPU Reset Required)", "to 0x1", or the name alone ("to GPU Reset
+# Required").
+_RECOVERY_TO = re.compile(
+    r"\bchanged\b.{0,80}?\bto\s+"
+    r"(?:(0x[0-9a-f]{1,8}|\d{1,3})\b\s*(?:\(([^()]{1,60})\))?|([A-Za-z][A-Za-z0-9 ]{1,60}))",
+    re.IGNORECASE,
+)
+
+
+def recovery_action(message: str) -> int | None:
+    """The recovery action an Xid 154 message names as the new one (its number in
+    RECOVERY_ACTIONS, or another number the driver printed), or None when it names none."""
+    match = _RECOVERY_TO.search(message)
+    if match is None:
+        return None
+    number, _name, bare = match.groups()
+    if number is not None:
+        return int(number, 16) if number.lower().startswith("0x") else int(number)
+    wanted = " ".join(bare.split()).lower()
+    for value, (name, _severity) in RECOVERY_ACTIONS.items():
+        if wanted.startswith(name.lower()):
+            return value
+    return None
+
+
+def event_severity(code: int, message: str) -> Severity | None:
+    """How one event counts in a verdict: `severity_for(code)`, except that an Xid 154 naming a
+    known recovery action counts as that action (see RECOVERY_ACTIONS)."""
+    if code == RECOVERY_ACTION_XID:
+        action = recovery_action(message)
+        if action in RECOVERY_ACTIONS:
+            return RECOVERY_ACTIONS[action][1]
+    return severity_for(code)
+
+
+def current_events(events: Iterable[XidEvent]) -> list[tuple[XidEvent, Severity | None]]:
+    """Each event with how it counts. An Xid 154 states the GPU's recovery action from then on,
+    so only the last one of each GPU (by index, else bus id) counts; earlier ones count as
+    nothing (a later "to 0x0 (None)" means the GPU is back to normal)."""
+    listed = list(events)
+    last: dict[tuple[int | None, str | None], int] = {}
+    for position, event in enumerate(listed):
+        if event["code"] == RECOVERY_ACTION_XID:
+            last[_gpu_of(event)] = position
+    judged: list[tuple[XidEvent, Severity | None]] = []
+    for position, event in enumerate(listed):
+        if event["code"] == RECOVERY_ACTION_XID and last[_gpu_of(event)] != position:
+            judged.append((event, None))
+        else:
+            judged.append((event, event_severity(event["code"], event["message"])))
+    return judged
+
+
+def _gpu_of(event: XidEvent) -> tuple[int | None, str | None]:
+    if event["gpu_index"] is not None:
+        return event["gpu_index"], None
+    return None, event["pci_bus_id"]
 
 
 def xid_info(code: int) -> XidInfo | None:

@@ -15,7 +15,10 @@ from typing import Any
 import asyncssh
 import pytest
 
+from poc.probes import agent
 from poc.probes.connectors import ssh
+from poc.probes.parsers import parse_outputs
+from poc.probes.rules import health
 from tests.sshd import SshNode, start_node
 
 COMPARED = ("name", "command", "exit_code", "stdout", "stderr", "error")
@@ -279,7 +282,7 @@ def test_the_kernel_log_commands_run_in_order_until_one_succeeds(
     dmesg, journal = outputs[-2:]
     assert (dmesg["name"], dmesg["exit_code"], dmesg["error"]) == ("dmesg", 1, "permission denied")
     assert (journal["exit_code"], journal["error"], journal["stdout"]) == (0, None, XID_LINE + "\n")
-    assert "only the lines containing 'NVRM: Xid' are kept" in journal["note"]
+    assert agent.KERNEL_LOG_NOTE in journal["note"]
     assert channels == []
     # dmesg reads it: journalctl never runs.
     tool(fresh_node, "dmesg", f"#!/bin/sh\nprintf '%s\\n' 'boot line' '{XID_LINE}'\n")
@@ -463,3 +466,25 @@ def test_a_script_whose_shell_leads_no_process_group_runs_nothing(shell: str) ->
         check=False,
     )
     assert done.stdout == f"{nonce}:h:0\n".encode() and done.returncode == 0
+
+
+def test_the_kernel_log_keeps_switch_errors_and_failed_gpu_initialisations(fresh_node) -> None:
+    """Beside Xid lines, a node's NVSwitch SXid lines and the driver's RmInitAdapter failures
+    leave the node (the health rules judge them); nothing else of the log does."""
+    sxid = (
+        "[ 812.250000] nvidia-nvswitch3: SXid (PCI:0000:86:00.0): 12028, Non-fatal, Link 32 "
+        "egress non-posted PRIV error"
+    )
+    init = "[   20.125000] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1463)"
+    lines = ["boot line", XID_LINE, sxid, "usb 1-1: new device", init]
+    script = "#!/bin/sh\nprintf '%s\\n' " + " ".join(f"'{x}'" for x in lines) + "\n"
+    tool(fresh_node, "dmesg", script)
+    dmesg = probe(fresh_node).outputs[-1]
+    assert dmesg["name"] == "dmesg"
+    assert dmesg["stdout"] == f"{XID_LINE}\n{sxid}\n{init}\n"
+    facts = parse_outputs([("dmesg", dmesg["stdout"])])
+    assert [e["code"] for e in facts["xid_events"]] == [79]
+    assert [(e["code"], e["severity"]) for e in facts["sxid_events"]] == [(12028, "Non-fatal")]
+    assert [f["pci_bus_id"] for f in facts["init_failures"]] == ["0000:3b:00.0"]
+    codes = {p["code"] for p in health.judge_node(facts)["problems"]}
+    assert {"sxid_non_fatal", "gpu_init_failed"} <= codes

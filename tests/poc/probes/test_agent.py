@@ -110,7 +110,7 @@ def test_bundle_holds_each_command_and_what_it_printed(node: SimpleNamespace) ->
     assert done.returncode == 0, done.stderr
     bundle = json.loads(out.read_text())
     assert bundle["format"] == "workbench-probe-bundle/1"
-    assert bundle["agent"] == {"version": "1.0.0", "python": sys.version.split()[0]}
+    assert bundle["agent"] == {"version": "1.1.0", "python": sys.version.split()[0]}
     assert bundle["host"] == socket.gethostname()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", bundle["collected_at"])
     assert re.fullmatch(r"[0-9a-f]{32}", bundle["collection_id"])
@@ -147,7 +147,7 @@ def test_bundle_holds_each_command_and_what_it_printed(node: SimpleNamespace) ->
     # Only the Xid lines of the kernel log are kept.
     kernel = outputs["dmesg"]
     assert kernel["stdout"] == f"[ 8123.456789] {XID_LINE}\n"
-    assert kernel["exit_code"] == 0 and "NVRM: Xid" in kernel["note"]
+    assert kernel["exit_code"] == 0 and kernel["note"] == agent.KERNEL_LOG_NOTE
 
 
 def test_two_collections_in_one_second_are_two_requests(
@@ -577,7 +577,7 @@ def test_url_without_token_is_a_usage_error_before_collecting(node: SimpleNamesp
 def test_usage(node: SimpleNamespace) -> None:
     helped = probe(node, "--help")
     assert helped.returncode == 0 and "examples:" in helped.stdout
-    assert probe(node, "--version").stdout == "workbench-probe 1.0.0\n"
+    assert probe(node, "--version").stdout == "workbench-probe 1.1.0\n"
     nowhere = probe(node)
     assert nowhere.returncode == 2 and "--output" in nowhere.stderr
     assert probe(node, "--url", "https://x.example", "--project", "p").returncode == 2
@@ -683,3 +683,23 @@ def test_pip_install_gives_a_workbench_probe_command(node: SimpleNamespace) -> N
     )
     assert done.returncode == 0, done.stderr
     assert by_name(json.loads(out.read_text()))["nvidia-smi -q -x"]["exit_code"] == 0
+
+
+def test_the_kernel_log_keeps_xid_sxid_and_failed_initialisation_lines_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = [
+        "[  100.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has"
+        " fallen off the bus.",
+        "[  812.250000] nvidia-nvswitch0: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 30 LTSSM"
+        " Fault Up",
+        "[   20.125000] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1463)",
+    ]
+    others = ["[    0.000000] Linux version 6.8.0", "[   21.000000] usb 1-1: new device"]
+    lines = [others[0], kept[0], kept[1], others[1], kept[2]]
+    _script(tmp_path / "dmesg", "#!/bin/sh\nprintf '%s\\n' " + " ".join(f'"{x}"' for x in lines))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (dmesg,) = agent.kernel_log(timeout=30)
+    assert dmesg["exit_code"] == 0
+    assert dmesg["stdout"] == "".join(f"{line}\n" for line in kept)
+    assert dmesg["note"] == agent.KERNEL_LOG_NOTE

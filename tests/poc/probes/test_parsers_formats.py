@@ -1332,7 +1332,7 @@ def test_command_kinds() -> None:
 
 
 def test_parser_version_is_a_string() -> None:
-    assert PARSER_VERSION == "2"
+    assert PARSER_VERSION == "3"
 
 
 # --- values ----------------------------------------------------------------------------------
