@@ -71,6 +71,11 @@ class GpuFacts(TypedDict):
     fabric_state: str | None  # "Completed", "In Progress", "Not Started", "Not Supported"
     fabric_status: str | None  # "Success" or the error text
     nvlink_links: list["NvLink"]  # empty: not read (or no NVLink)
+    # What the driver says must be done to bring the GPU back: "None", "GPU Reset Required",
+    # "Node Reboot Required", "Drain P2P", "Drain and Reset", another word as the driver wrote
+    # it, or None when not reported. Added without a format change: documents stored before it
+    # was added lack it, and readers take a missing one as None.
+    recovery_action: NotRequired[str | None]
 
 
 class NvLink(TypedDict):

@@ -70,6 +70,9 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "utilization.gpu": ("utilization.gpu",),
     "fabric.state": ("fabric.state",),
     "fabric.status": ("fabric.status",),
+    "gpu_recovery_action": ("gpu_recovery_action",),
+    "reset_status.reset_required": ("reset_status.reset_required",),
+    "reset_status.drain_and_reset_recommended": ("reset_status.drain_and_reset_recommended",),
     "clocks_event_reasons.active": (
         "clocks_event_reasons.active",
         "clocks_throttle_reasons.active",
@@ -188,6 +191,11 @@ def _gpu(row: dict[str, str]) -> GpuFacts:
         fabric_state=v.to_word(get("fabric.state")),
         # The status is "Success" or the NVML error of the registration: an error is its value.
         fabric_status=v.to_text(get("fabric.status")),
+        recovery_action=v.recovery_action(
+            get("gpu_recovery_action"),
+            get("reset_status.reset_required"),
+            get("reset_status.drain_and_reset_recommended"),
+        ),
     )
 
 

@@ -233,6 +233,13 @@ def _gpu(block: Node, bus: str, position: int) -> GpuFacts:
         fabric_state=v.to_word(block.value_of("fabric", "state")),
         # The status is "Success" or the NVML error of the registration: an error is its value.
         fabric_status=v.to_text(block.value_of("fabric", "status")),
+        # "GPU Recovery Action" (R570 and newer); before it, "GPU Reset Status", which R570
+        # still prints, marked deprecated.
+        recovery_action=v.recovery_action(
+            block.value_of("gpu recovery action"),
+            block.value_of("gpu reset status", "reset required"),
+            block.value_of("gpu reset status", "drain and reset recommended"),
+        ),
     )
 
 

@@ -262,6 +262,13 @@ def _gpu(element: Element, position: int) -> GpuFacts:
         fabric_state=v.to_word(_text(element, "fabric", "state")),
         # The status is "Success" or the NVML error of the registration: an error is its value.
         fabric_status=v.to_text(_text(element, "fabric", "status")),
+        # <gpu_recovery_action> (R570 and newer); before it, <gpu_reset_status>, which R570
+        # still prints, marked deprecated.
+        recovery_action=v.recovery_action(
+            _text(element, "gpu_recovery_action"),
+            _text(element, "gpu_reset_status", "reset_required"),
+            _text(element, "gpu_reset_status", "drain_and_reset_recommended"),
+        ),
     )
 
 

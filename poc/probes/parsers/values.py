@@ -390,3 +390,66 @@ def ecc_totals(counters: dict[str, str | None]) -> tuple[int | None, int | None]
         elif "correctable" in name:
             corrected = (corrected or 0) + count
     return corrected, uncorrected
+
+
+# The GPU's recovery action (NVML's nvmlDeviceGpuRecoveryAction_t), under the names Xid 154
+# messages give it. nvidia-smi -q, -q -x and the CSV field gpu_recovery_action
+# print the short names of NVIDIA's documentation ("None", "Reset", "Reboot", "Drain P2P", "Drain
+# and Reset"); the NVML enum's names are accepted as well. A word not listed (newer drivers add
+# actions) is kept as written.
+RECOVERY_NONE = "None"
+RECOVERY_GPU_RESET = "GPU Reset Required"
+RECOVERY_NODE_REBOOT = "Node Reboot Required"
+RECOVERY_DRAIN_P2P = "Drain P2P"
+RECOVERY_DRAIN_AND_RESET = "Drain and Reset"
+_RECOVERY_SPELLINGS = {
+    "none": RECOVERY_NONE,
+    "reset": RECOVERY_GPU_RESET,
+    "gpu reset": RECOVERY_GPU_RESET,
+    "reset gpu": RECOVERY_GPU_RESET,
+    "gpu reset required": RECOVERY_GPU_RESET,
+    "reboot": RECOVERY_NODE_REBOOT,
+    "node reboot": RECOVERY_NODE_REBOOT,
+    "reboot node": RECOVERY_NODE_REBOOT,
+    "node reboot required": RECOVERY_NODE_REBOOT,
+    "drain p2p": RECOVERY_DRAIN_P2P,
+    "drain and reset": RECOVERY_DRAIN_AND_RESET,
+    "drain p2p and reset": RECOVERY_DRAIN_AND_RESET,
+    "drain p2p and reset gpu": RECOVERY_DRAIN_AND_RESET,
+}
+
+
+def to_recovery_action(raw: str | None) -> str | None:
+    """The GPU recovery action under its name here ("Reset" -> "GPU Reset Required"); a word
+    not known here as written; None for N/A, a deprecation marker or an NVML error text."""
+    value = to_word(raw)
+    if value is None:
+        return None
+    return _RECOVERY_SPELLINGS.get(value.lower(), value)
+
+
+def recovery_from_reset_status(
+    reset_required: str | None, drain_and_reset: str | None
+) -> str | None:
+    """The recovery action from the "GPU Reset Status" that drivers print before the recovery
+    action ("Reset Required" and "Drain and Reset Recommended", Yes or No).
+
+    A reset required is "GPU Reset Required", a drain and reset recommended "Drain and Reset";
+    no reset required (the drain unknown or No) is "None"; None when the reset is not reported.
+    """
+    reset = to_bool(reset_required)
+    drain = to_bool(drain_and_reset)
+    if reset:
+        return RECOVERY_GPU_RESET
+    if drain:
+        return RECOVERY_DRAIN_AND_RESET
+    if reset is False:
+        return RECOVERY_NONE
+    return None
+
+
+def recovery_action(
+    action: str | None, reset_required: str | None, drain: str | None
+) -> str | None:
+    """The recovery action a GPU reports: its own field where known, else the reset status."""
+    return to_recovery_action(action) or recovery_from_reset_status(reset_required, drain)

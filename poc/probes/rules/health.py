@@ -509,6 +509,77 @@ def fabric(gpu: GpuFacts, node: NodeFacts, found: Findings) -> None:
         )
 
 
+def recovery_action(gpu: GpuFacts, node: NodeFacts, found: Findings) -> None:
+    """The recovery action the driver reports for the GPU (from R570; before, its reset
+    status): GPU Reset Required or Node Reboot Required is failed (the GPU is unusable until it
+    is reset, or the node rebooted); Drain P2P or Drain and Reset is degraded (running work can
+    finish first); another action is degraded (needs review); None is fine. These are the
+    verdicts of an Xid 154 naming the same action (rules/xid.py). Not reported: the rule does
+    not apply, since older drivers lack both fields."""
+    action = gpu.get("recovery_action")
+    if action is None:
+        found.skip()
+        return
+    values = {"action": action}
+    if action == "None":
+        return
+    if action == "GPU Reset Required":
+        found.problem(
+            "recovery_gpu_reset",
+            "failed",
+            action,
+            _(
+                "The driver reports the recovery action %(action)s: the GPU is unusable until "
+                "it is reset."
+            )
+            % values,
+        )
+    elif action == "Node Reboot Required":
+        found.problem(
+            "recovery_node_reboot",
+            "failed",
+            action,
+            _(
+                "The driver reports the recovery action %(action)s: the GPU is unusable until "
+                "the node is rebooted."
+            )
+            % values,
+        )
+    elif action == "Drain P2P":
+        found.problem(
+            "recovery_drain_p2p",
+            "degraded",
+            action,
+            _(
+                "The driver reports the recovery action %(action)s: peer-to-peer traffic must "
+                "be drained from the GPU; running work can finish first."
+            )
+            % values,
+        )
+    elif action == "Drain and Reset":
+        found.problem(
+            "recovery_drain_and_reset",
+            "degraded",
+            action,
+            _(
+                "The driver reports the recovery action %(action)s: the GPU should be reset once "
+                "its running work has been drained."
+            )
+            % values,
+        )
+    else:
+        found.problem(
+            "recovery_action_unknown",
+            "degraded",
+            action,
+            _(
+                "The driver reports the recovery action %(action)s, which is not known here: "
+                "needs review."
+            )
+            % values,
+        )
+
+
 def nvlink_status_known(node: NodeFacts) -> bool:
     """Whether the facts say which NVLink links are up: the link status was read, or some link
     is reported active (counters alone leave every link "not active")."""
@@ -971,6 +1042,7 @@ RULES: list[Rule] = [
     gpu_rule(clock_events),
     gpu_rule(fabric),
     gpu_rule(nvlink),
+    gpu_rule(recovery_action),
     node_rule(gpu_count),
     node_rule(xid_events),
     node_rule(inforom),
