@@ -1079,6 +1079,7 @@ def _execute_slurm_ssh(
                 seconds=float(out.get("duration_s") or 0.0),
                 command=command,
             )
+            outcome["gpus_requested"] = sized[0]
             if outcome.get("cancel_command"):
                 list(
                     ssh_connector.probe_nodes(
@@ -1306,6 +1307,8 @@ def _kubernetes_sizes(cluster: Cluster) -> tuple[int, int | None, str]:
     for quota in _list(facts.get("quotas")):
         if not isinstance(quota, dict) or quota.get("namespace") != namespace:
             continue
+        if quota.get("applies_to_probe_pod") is False:
+            continue  # scoped to other pods: the run creates no Pod against it
         hard = _object(quota.get("hard")).get("requests.nvidia.com/gpu")
         used = _object(quota.get("used")).get("requests.nvidia.com/gpu") or 0
         if isinstance(hard, int) and isinstance(used, int):

@@ -1623,6 +1623,9 @@ def _read_quotas(api: _Api, result: dict[str, Any]) -> None:
                     "name": _dig(item, "metadata", "name"),
                     "hard": {k: _int(hard[k]) for k in keys},
                     "used": {k: _int(used.get(k)) for k in keys},
+                    # False: its scopes leave out the controlled failure's Pod (BestEffort,
+                    # Terminating, a PriorityClass), which it then never refuses.
+                    "applies_to_probe_pod": _quota_selects_probe_pod(item),
                 }
             )
 

@@ -246,7 +246,7 @@ def test_a_slurm_cluster_over_ssh_reads_the_commands_and_the_refusal(
     assert [n["name"] for n in run.cluster_facts["nodes"]] == [rig.node]
     (scenario,) = run.cluster_facts["controlled_failures"]["scenarios"]
     assert scenario["state"] == "refused" and scenario["clean"] is True
-    assert "--gres=gpu:9" in scenario.get("command", "") or scenario.get("gpus_requested") == 9
+    assert scenario["gpus_requested"] == 9
     cells = _cells(gpu_suite["volcano"])
     assert cells["cluster-probe-more-gpus-than-any-node"] == "passed"
 
@@ -289,3 +289,47 @@ def test_the_page_shows_beforehand_exactly_what_the_next_run_creates(gpu_suite, 
             made["spec"] == seen["spec"]
             and made["metadata"]["labels"] == seen["metadata"]["labels"]
         )
+
+
+def test_a_quota_scoped_to_other_pods_is_left_out_of_the_plan_and_the_run(
+    gpu_suite, kube_api
+) -> None:
+    """A GPU quota that selects only pods of a PriorityClass never weighs the probe's Pod (it
+    names none): the page plans no Pod against it and the run creates none."""
+    kube_api.add_fixture("node-2x-tesla-t4.yaml")
+    scoped = gpu_quota(NS, 8, used=3, name="batch-high-gpus")
+    scoped["spec"]["scopeSelector"] = {
+        "matchExpressions": [
+            {"scopeName": "PriorityClass", "operator": "In", "values": ["batch-high"]}
+        ]
+    }
+    kube_api.add(scoped)
+    cluster = services.cluster_save(
+        project=gpu_suite["alpha"],
+        data=services.ClusterData(
+            name="k8s",
+            kind="kubernetes",
+            candidate=gpu_suite["volcano"],
+            api_url=kube_api.url("127.0.0.1"),
+            controlled_failures=True,
+            failure_namespace=NS,
+        ),
+        secrets={"bearer_token": TOKEN},
+        actor=None,
+    )
+    _run(cluster)  # reads the nodes and the scoped quota
+    (quota,) = [q for q in _last_facts(cluster)["quotas"] if q["name"] == "batch-high-gpus"]
+    assert quota["applies_to_probe_pod"] is False
+    planned = services.planned_objects(cluster)
+    assert [o["kind"] for o in planned.objects] == ["Job"]
+    assert "No GPU ResourceQuota was seen" in planned.note
+    kube_api.requests.clear()
+    run = _run(cluster)
+    assert run.status == "done", run.error
+    assert [r["body"]["kind"] for r in kube_api.received("POST")] == ["Job"]
+
+
+def _last_facts(cluster: Any) -> dict[str, Any]:
+    from poc.models import ProbeRun
+
+    return ProbeRun.objects.filter(cluster=cluster).latest("pk").cluster_facts

@@ -582,6 +582,7 @@ def test_gpu_resource_quotas(kube: FakeKubeApi) -> None:
             "name": "gpu-quota",
             "hard": {"requests.nvidia.com/gpu": 4},
             "used": {"requests.nvidia.com/gpu": 1},
+            "applies_to_probe_pod": True,
         }
     ]
 
