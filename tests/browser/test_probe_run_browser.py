@@ -12,9 +12,7 @@ from tests.poc.clusters.test_cluster_facts_page import PARTITIONS, SCONTROL
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_what_the_cluster_said_fits_a_phone(
-    logged_in_page, live_server, personas, tmp_path
-) -> None:
+def test_what_the_cluster_said_fits_a_phone(logged_in_page, live_server, personas) -> None:
     cluster = services.cluster_save(
         project=personas["alpha"],
         data=services.ClusterData(
