@@ -84,7 +84,12 @@ def _benchmark(raw: object, path: str) -> Benchmark:
     if tflops is not None:
         figures: dict[str, float] = {}
         for dtype, value in tflops.items():
-            if not isinstance(dtype, str) or not dtype or len(dtype) > 40:
+            if (
+                not isinstance(dtype, str)
+                or not dtype
+                or len(dtype) > 40
+                or not dtype.isprintable()
+            ):
                 raise ParseError(f"{path}.matmul_tflops has a bad data type name")
             figures[dtype] = _number(value, f"{path}.matmul_tflops.{dtype}")
         benchmark["matmul_tflops"] = figures

@@ -308,6 +308,17 @@ def test_valid_bundle_with_one_value_replaced(path: tuple[Any, ...], value: obje
 
 # --- explicit bad input --------------------------------------------------------------------
 
+
+@pytest.mark.parametrize("name", ["bf16\nfp8", "bf16\r", "\x1b[31mbf16", ""])
+def test_a_data_type_name_that_is_no_printable_word_is_refused_in_one_line(name: str) -> None:
+    document = valid_bundle()
+    document["benchmarks"][0]["matmul_tflops"] = {name: "fast"}
+    with pytest.raises(ParseError) as caught:
+        parse_bundle(document)
+    assert str(caught.value).endswith("has a bad data type name")
+    assert "\n" not in str(caught.value) and "\r" not in str(caught.value)
+
+
 BILLION_LAUGHS = """<?xml version="1.0"?>
 <!DOCTYPE nvidia_smi_log [
  <!ENTITY lol "lol">
