@@ -1,6 +1,6 @@
 """Several outputs of one node: capture files, (command, output) pairs, and how they combine.
 
-A capture file holds one section per command, in one of two layouts:
+A capture file holds one section per command, in one of three layouts:
 
     ################################################################################
     # idle :: query (-q)
@@ -10,6 +10,17 @@ A capture file holds one section per command, in one of two layouts:
 
     $ nvidia-smi -L
     <output>
+
+    root@gpu01:~# sudo nvidia-smi -q -x
+    <output>
+    root@gpu01:~# dmesg -T | grep -i xid
+    <output>
+
+The third is a terminal transcript as pasted or as `script` records it: each command stands
+after its shell prompt (user@host, `[user@host dir]$`, SUSE's `host:~ #`, `bash-5.1$`,
+oh-my-zsh's arrow, PowerShell and cmd.exe prompts, or a bare `#`, `%` or `❯` before a tool
+the parsers read; see detect.prompt_command). The typescript's "Script started/done" lines,
+window titles and other terminal escapes are dropped; a prompt with no command ends a section.
 
 Each section's command says what its output is (see detect.command_kind); sections whose
 command the parsers do not read (topo -m, pmon, the table view, help texts, uname) and
@@ -32,7 +43,7 @@ from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, NvLink, new_node
 
 from . import values as v
 from .dcgm import parse_dcgm
-from .detect import command_kind, detect
+from .detect import SCRIPT_END, command_kind, detect, prompt_command, strip_terminal
 from .kernel_log import parse_kernel_log, resolve_gpu_indexes
 from .nvlink import parse_nvlink_errors, parse_nvlink_status
 from .query_csv import parse_query_csv
@@ -98,29 +109,34 @@ def _hash_sections(lines: list[str]) -> list[Section]:
     return sections
 
 
-def _dollar_sections(lines: list[str]) -> list[Section]:
+def _prompt_sections(lines: list[str]) -> list[Section]:
+    """Sections opened by `$ command` or shell prompt lines; what comes before the first is
+    dropped. A prompt without a command (the transcript's last line, a bare Enter), a command
+    the parsers do not read and the end of a typescript open sections that are ignored."""
     sections: list[Section] = []
     command: str | None = None
-    start = 0
+    start: int | None = None
     for number, line in enumerate(lines):
-        if line.startswith("$ ") or line.strip() == "$":
-            if command is not None:
-                sections.append(Section(command, None, "\n".join(lines[start:number]), start + 1))
-            command = line[1:].strip()
-            start = number + 1
-    if command is not None:
+        found = prompt_command(line)
+        if found is None and not line.startswith(SCRIPT_END):
+            continue
+        if start is not None:
+            sections.append(Section(command, None, "\n".join(lines[start:number]), start + 1))
+        command = found or None
+        start = number + 1
+    if start is not None:
         sections.append(Section(command, None, "\n".join(lines[start:]), start + 1))
     return sections
 
 
 def split_sections(text: str) -> list[Section]:
     """The sections of a capture, in file order."""
-    lines = v.clean_text(text).split("\n")
+    lines = strip_terminal(v.clean_text(text)).split("\n")
     if any(_is_rule(line) for line in lines):
         sections = _hash_sections(lines)
         if any(section.command for section in sections):
             return sections
-    return _dollar_sections(lines)
+    return _prompt_sections(lines)
 
 
 def _parse_version(text: str) -> NodeFacts:

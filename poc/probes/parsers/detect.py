@@ -4,7 +4,12 @@ Detection looks at the structure that identifies each output, never at values, i
 
 * smi-xml: XML whose root element is <nvidia_smi_log> (other XML is refused).
 * capture: command sections, either blocks of `#####` lines naming `# $ command` or
-  `# phase :: title`, or a text that opens with a `$ command` line.
+  `# phase :: title`, or a text that opens with a `$ command` line, or a terminal transcript:
+  a text that opens with a shell prompt (`root@gpu01:~#`, `[user@node01 ~]$`, `gpu01:~ #`,
+  PowerShell's, cmd.exe's, ...; a typescript's "Script started on" header may come first),
+  or holds two prompts after a login banner, and runs a tool the parsers read at one of its
+  prompts (see prompt_command). One prompt line over an output the other rules recognise is
+  that output.
 * bundle: a JSON object naming the format "workbench-probe-bundle/...".
 * dcgm-json: JSON holding "DCGM GPU Diagnostic", "DCGM Diagnostic" or "test_categories",
   possibly after a line of text.
@@ -74,6 +79,38 @@ _XML_START = re.compile(r"<[?!A-Za-z_]")
 # Detection reads the head of the text; the parsers read all of it.
 _HEAD_LINES = 400
 
+# Terminal clutter values.clean_text leaves: operating system commands (the window title a
+# prompt sets), character set and keypad selections, other two-character escapes, bells.
+_TERMINAL = re.compile(r"\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[()][0-9A-Za-z]|\x1b[^\[\n]|\x07")
+# Shell prompts that cannot be output: user@host, a SUSE host with its path, bash's own
+# `bash-5.1$`, oh-my-zsh's arrow and directory; a conda or virtualenv name may stand before
+# them. Then Windows: a PowerShell location or a drive's path. Group 1 is the command.
+_PROMPT = re.compile(
+    r"(?:\([\w.@-]+\)\s+)?"
+    r"(?:[\w.-]+@[\w.-]+(?::[^\s#$%>]*| [^\s#$%>]+)?\s?[#$%>]"
+    r"|\[[\w.-]+@[\w.-]+(?:\s[^\]]*)?\][#$]"
+    r"|[\w.-]+:[~/][^\s#$]* [#>]"
+    r"|(?:ba|z|k)?sh-\d+(?:\.\d+)*[#$]"
+    r"|➜\s+\S+(?:\s+git:\([^)]*\))?(?:\s+✗)?)"
+    r"(?:\s+(.*))?$"
+)
+_WINDOWS_PROMPT = re.compile(r"(?:PS [^>\n]+>|[A-Za-z]:\\[^>\n]*>)\s*(.*)$")
+# Bare prompts (`$ cmd`, root's `# cmd`, zsh's `% cmd`, `❯ cmd`): `$` opens a command as it
+# always has; the others only when the command runs a tool the parsers read, since a line
+# starting with `#` may be any comment.
+_BARE_PROMPT = re.compile(r"([#%❯])\s+(\S.*)$")
+# The tools whose output the parsers read; `sudo`, `time` and the like may stand before them.
+_READ_TOOLS = frozenset(("nvidia-smi", "dcgmi", "dmesg", "journalctl"))
+_WRAPPERS = frozenset(("sudo", "doas", "time", "env", "nohup", "command", "exec", "nice"))
+# Options of the wrappers that take a value (`sudo -u root`, `nice -n 5`).
+_WRAPPER_VALUES = frozenset(("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-n"))
+# Commands a pipe may send an output through and leave it the same kind.
+_FILTERS = frozenset(
+    ("grep", "egrep", "fgrep", "rg", "head", "tail", "less", "more", "cat", "tee", "sort", "uniq")
+)
+SCRIPT_START = "Script started on "
+SCRIPT_END = "Script done on "
+
 
 def _lines(text: str) -> list[str]:
     head: list[str] = []
@@ -81,6 +118,38 @@ def _lines(text: str) -> list[str]:
         if line.strip():
             head.append(line)
     return head
+
+
+def strip_terminal(text: str) -> str:
+    """Text with the terminal escapes values.clean_text keeps removed and backspaces applied."""
+    if "\x1b" in text or "\x07" in text:
+        text = _TERMINAL.sub("", text)
+    if "\b" in text:
+        kept: list[str] = []
+        for char in text:
+            if char != "\b":
+                kept.append(char)
+            elif kept and kept[-1] != "\n":
+                kept.pop()
+        text = "".join(kept)
+    return text
+
+
+def prompt_command(line: str) -> str | None:
+    """The command of a shell prompt line ("" when the prompt stands alone), else None.
+
+    `$ command` and prompts that cannot be output (see _PROMPT) always count; a bare `#`,
+    `%` or `❯` prompt only when its command runs a tool the parsers read.
+    """
+    if line.startswith("$ ") or line.rstrip() == "$":
+        return line[1:].strip()
+    match = _PROMPT.match(line) or _WINDOWS_PROMPT.match(line)
+    if match is not None:
+        return (match.group(1) or "").strip()
+    bare = _BARE_PROMPT.match(line)
+    if bare is not None and runs_read_tool(bare.group(2)):
+        return bare.group(2).strip()
+    return None
 
 
 def _is_capture(lines: list[str]) -> bool:
@@ -93,6 +162,24 @@ def _is_capture(lines: list[str]) -> bool:
         elif rules and _CAPTURE_HEADER.match(line):
             return True
     return False
+
+
+def _transcript_prompts(lines: list[str]) -> int:
+    """How many prompt lines a terminal transcript's head holds; 0 when it is not one.
+
+    A transcript runs a tool the parsers read at one of its prompts, and either opens with a
+    prompt (maybe after a typescript's header) or holds two prompts or more after a preamble
+    (a login banner, the message of the day).
+    """
+    head = [strip_terminal(line) for line in lines]
+    commands = [command for command in map(prompt_command, head) if command is not None]
+    if not any(runs_read_tool(command) for command in commands):
+        return 0
+    if head[0].startswith(SCRIPT_START):
+        head = head[1:]
+    if len(commands) >= 2 or (head and prompt_command(head[0]) is not None):
+        return len(commands)
+    return 0
 
 
 def _gpu_blocks_kind(lines: list[str]) -> str | None:
@@ -143,6 +230,25 @@ def detect(data: str) -> str:
     lines = _lines(text)
     if _is_capture(lines):
         return "capture"
+    prompts = _transcript_prompts(lines)
+    if prompts == 1 and any(
+        prompt_command(strip_terminal(line)) is not None for line in text.split("\n")[_HEAD_LINES:]
+    ):
+        prompts = 2  # the next command comes after a long output
+    if prompts == 1:
+        # One command line over its output (`# dmesg | grep -i xid` and the Xid line): what
+        # the output is, when its lines tell; else the one section a capture reads.
+        try:
+            return _content_kind(text, stripped, lines)
+        except ParseError:
+            return "capture"
+    if prompts:
+        return "capture"
+    return _content_kind(text, stripped, lines)
+
+
+def _content_kind(text: str, stripped: str, lines: list[str]) -> str:
+    """The kind `detect` finds from the lines of an output that is not a capture."""
     # nvidia-smi's notices about a troubled GPU ("WARNING: infoROM is corrupted at gpu ...",
     # "Unable to determine the device handle for GPU ...") stand before or among the lines
     # of any of its outputs: the output is what the other lines are.
@@ -190,12 +296,52 @@ def detect(data: str) -> str:
 
 
 def _words(command: str) -> list[str]:
-    if not any(quote in command for quote in "'\"\\"):
+    # Without quotes a backslash is a Windows path's (C:\...\nvidia-smi.exe), not an escape.
+    if not any(quote in command for quote in "'\""):
         return command.split()  # shlex reads character by character: slow on long field lists
     try:
         return shlex.split(command)
     except ValueError:
         return command.split()
+
+
+def _program(word: str) -> str:
+    name = re.split(r"[/\\]", word)[-1]
+    return name[:-4] if name.lower().endswith(".exe") else name
+
+
+def _pipeline(command: str) -> list[list[str]]:
+    """The words of each stage of a pipeline, wrappers (`sudo -E`, `time`) left out."""
+    if any(quote in command for quote in "'\""):
+        try:
+            lexer = shlex.shlex(command, posix=True, punctuation_chars="|")
+            lexer.whitespace_split = True
+            words = list(lexer)
+        except ValueError:
+            words = command.split()
+    else:
+        words = command.replace("|", " | ").split()
+    stages: list[list[str]] = [[]]
+    for word in words:
+        if word.strip("|") == "":
+            if stages[-1]:
+                stages.append([])
+        else:
+            stages[-1].append(word)
+    for stage in stages:
+        while stage and (_program(stage[0]) in _WRAPPERS or "=" in stage[0]):
+            stage.pop(0)
+            while stage and stage[0].startswith("-"):
+                option = stage.pop(0)
+                if option in _WRAPPER_VALUES and stage:
+                    stage.pop(0)
+    return [stage for stage in stages if stage]
+
+
+def runs_read_tool(command: str) -> bool:
+    """Whether a command line runs a tool whose output the parsers read (nvidia-smi, ...)."""
+    stages = _pipeline(command)
+    return bool(stages) and _program(stages[0][0]) in _READ_TOOLS
 
 
 def command_kind(command: str) -> tuple[str, list[str] | None] | None:
@@ -207,7 +353,18 @@ def command_kind(command: str) -> tuple[str, list[str] | None] | None:
     words = _words(command)
     if not words:
         return None
-    program = words[0].rsplit("/", 1)[-1]
+    program = _program(words[0])
+    if program in _WRAPPERS or "=" in words[0] or "|" in command:
+        # `sudo nvidia-smi -q`, `nvidia-smi -q | grep -i ecc`: the first command's own words
+        # name the output, and a filter after it leaves the output that kind.
+        stages = _pipeline(command)
+        if stages:
+            words = stages[0]
+            program = _program(words[0])
+            if program in ("nvidia-smi", "dcgmi") and any(
+                _program(stage[0]) not in _FILTERS for stage in stages[1:]
+            ):
+                return None
     flags = set(words[1:])
     lowered = command.lower()
     if program == "nvidia-smi":
