@@ -14,10 +14,9 @@ from poc.probes.connectors import slurm
 from poc.services import clusters as services
 from tests.fakes.k8s_api import FakeKubeApi, cluster_policy, gpu_quota, operand_daemonsets
 from tests.poc.api_helpers import token_client
+from tests.poc.clusters.test_k8s_slurm_runs import NS, TOKEN, kube_cluster
 
 pytestmark = pytest.mark.django_db
-TOKEN = "probe-token-5e2a"
-NS = "gpu-probe"
 
 
 def _page(client: Any, run: Any, language: str = "en") -> str:
@@ -41,19 +40,7 @@ def test_a_kubernetes_run_shows_products_quotas_refusals_and_what_it_could_not_r
         api.add_fixture("node-2x-tesla-t4.yaml")
         api.add(cluster_policy("ready"), *operand_daemonsets(), gpu_quota(NS, 8))
         api.forbid("/apis/nvidia.com/v1/clusterpolicies")
-        cluster = services.cluster_save(
-            project=gpu_suite["alpha"],
-            data=services.ClusterData(
-                name="k8s",
-                kind="kubernetes",
-                candidate=gpu_suite["volcano"],
-                api_url=api.url("127.0.0.1"),
-                controlled_failures=True,
-                failure_namespace=NS,
-            ),
-            secrets={"bearer_token": TOKEN},
-            actor=None,
-        )
+        cluster = kube_cluster(gpu_suite, api)
         run = services.probe_run_start(cluster=cluster, actor=None)
         services.probe_run_execute(run_id=run.pk)
     run.refresh_from_db()
@@ -97,15 +84,17 @@ PARTITIONS = (
 )
 
 
-def test_a_slurm_run_shows_partitions_node_states_pending_reasons_and_the_refusal(
-    gpu_suite, login
-) -> None:
+def slurm_run(
+    suite: dict[str, Any], *, partitions: str = PARTITIONS, pending: str = "", refusal: str = ""
+) -> Any:
+    """A finished slurmrestd run of candidate volcano holding the cluster facts read from these
+    outputs and one refused over-quota job (9 GPUs asked, as slurmrestd's submit reports)."""
     cluster = services.cluster_save(
-        project=gpu_suite["alpha"],
+        project=suite["alpha"],
         data=services.ClusterData(
             name="hpc",
             kind="slurm_rest",
-            candidate=gpu_suite["volcano"],
+            candidate=suite["volcano"],
             api_url="https://slurm.example.test:6820",
             slurm_user="probe",
             controlled_failures=True,
@@ -117,23 +106,30 @@ def test_a_slurm_run_shows_partitions_node_states_pending_reasons_and_the_refusa
     facts = slurm.facts_from_cli(
         {
             slurm.SCONTROL_NODES_COMMAND: SCONTROL,
-            slurm.SCONTROL_PARTITIONS_COMMAND: PARTITIONS,
-            slurm.SQUEUE_PENDING_COMMAND: "Resources\nResources\nPriority\n",
+            slurm.SCONTROL_PARTITIONS_COMMAND: partitions,
+            slurm.SQUEUE_PENDING_COMMAND: pending,
             slurm.VERSION_COMMAND: "slurm 22.05.8\n",
         }
     )
-    refusal = slurm.parse_over_quota_output(
+    outcome = slurm.parse_over_quota_output(
         1,
         "",
         "sbatch: error: Batch job submission failed: Requested node configuration is not "
-        "available\n",
+        "available" + refusal + "\n",
         seconds=0.4,
     )
-    refusal["gpus_requested"] = 9  # as slurmrestd's submit reports it
+    outcome["gpus_requested"] = 9
     kept = {k: v for k, v in facts.items() if k not in ("raw", "gpu_nodes")}
-    kept["controlled_failures"] = {"scenarios": [refusal]}
+    kept["controlled_failures"] = {"scenarios": [outcome]}
     type(run).objects.filter(pk=run.pk).update(status="done", cluster_facts=kept)
     run.refresh_from_db()
+    return run
+
+
+def test_a_slurm_run_shows_partitions_node_states_pending_reasons_and_the_refusal(
+    gpu_suite, login
+) -> None:
+    run = slurm_run(gpu_suite, pending="Resources\nResources\nPriority\n")
     section = _section(_page(login(gpu_suite["bob"]), run))
     assert "Slurm version" in section and "22.05.8" in section
     assert "idle 1 · mixed 1 (DRAIN 1)" in section

@@ -55,6 +55,24 @@ def _apply_cluster_templates(project: Any) -> None:
     )
 
 
+def kube_cluster(suite: dict[str, Any], api: FakeKubeApi, **extra: Any) -> Any:
+    """Candidate volcano's Kubernetes cluster at the fake API server, with controlled failures
+    in NS unless `extra` says otherwise."""
+    data = {"controlled_failures": True, "failure_namespace": NS, **extra}
+    return services.cluster_save(
+        project=suite["alpha"],
+        data=services.ClusterData(
+            name="k8s",
+            kind="kubernetes",
+            candidate=suite["volcano"],
+            api_url=api.url("127.0.0.1"),
+            **data,
+        ),
+        secrets={"bearer_token": TOKEN},
+        actor=None,
+    )
+
+
 def _run(cluster: Any) -> Any:
     run = services.probe_run_start(cluster=cluster, actor=None)
     services.probe_run_execute(run_id=run.pk)
@@ -66,19 +84,7 @@ def test_a_kubernetes_cluster_run_with_controlled_failures(gpu_suite, kube_api) 
     _apply_cluster_templates(gpu_suite["alpha"])
     kube_api.add_fixture("node-2x-tesla-t4.yaml")
     kube_api.add(cluster_policy("ready"), *operand_daemonsets(), gpu_quota(NS, 8))
-    cluster = services.cluster_save(
-        project=gpu_suite["alpha"],
-        data=services.ClusterData(
-            name="k8s",
-            kind="kubernetes",
-            candidate=gpu_suite["volcano"],
-            api_url=kube_api.url("127.0.0.1"),
-            controlled_failures=True,
-            failure_namespace=NS,
-        ),
-        secrets={"bearer_token": TOKEN},
-        actor=None,
-    )
+    cluster = kube_cluster(gpu_suite, kube_api)
     assert cluster.secret_summary == {"bearer_token": f"set, {len(TOKEN)} characters"}
     run = _run(cluster)
     assert run.status == "done", run.error
@@ -254,20 +260,7 @@ def test_a_slurm_cluster_over_ssh_reads_the_commands_and_the_refusal(
 def test_the_page_shows_beforehand_exactly_what_the_next_run_creates(gpu_suite, kube_api) -> None:
     kube_api.add_fixture("node-2x-tesla-t4.yaml")
     kube_api.add(gpu_quota(NS, 8, used=3))
-    cluster = services.cluster_save(
-        project=gpu_suite["alpha"],
-        data=services.ClusterData(
-            name="k8s",
-            kind="kubernetes",
-            candidate=gpu_suite["volcano"],
-            api_url=kube_api.url("127.0.0.1"),
-            controlled_failures=True,
-            failure_namespace=NS,
-            expected_gpus_per_node=4,
-        ),
-        secrets={"bearer_token": TOKEN},
-        actor=None,
-    )
+    cluster = kube_cluster(gpu_suite, kube_api, expected_gpus_per_node=4)
     before = services.planned_objects(cluster)
     job, pod = before.objects
     asked = job["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
@@ -304,19 +297,7 @@ def test_a_quota_scoped_to_other_pods_is_left_out_of_the_plan_and_the_run(
         ]
     }
     kube_api.add(scoped)
-    cluster = services.cluster_save(
-        project=gpu_suite["alpha"],
-        data=services.ClusterData(
-            name="k8s",
-            kind="kubernetes",
-            candidate=gpu_suite["volcano"],
-            api_url=kube_api.url("127.0.0.1"),
-            controlled_failures=True,
-            failure_namespace=NS,
-        ),
-        secrets={"bearer_token": TOKEN},
-        actor=None,
-    )
+    cluster = kube_cluster(gpu_suite, kube_api)
     _run(cluster)  # reads the nodes and the scoped quota
     (quota,) = [q for q in _last_facts(cluster)["quotas"] if q["name"] == "batch-high-gpus"]
     assert quota["applies_to_probe_pod"] is False
