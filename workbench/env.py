@@ -63,3 +63,10 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ImproperEnvironment(f"{name}={value!r} must be one of: {', '.join(choices)}")
     return value
+
+
+def variables_set(prefix: str) -> list[str]:
+    """The variables whose name starts with `prefix` and whose value is not blank, sorted."""
+    return sorted(
+        name for name, value in os.environ.items() if name.startswith(prefix) and value.strip()
+    )

@@ -21,6 +21,7 @@ from workbench.env import (
     env_int,
     env_list,
     env_str,
+    variables_set,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -102,12 +103,13 @@ SECURE_CSP: dict[str, list[str]] = {
 # address, that pair is locked out for AXES_COOLOFF_MINUTES; staff unlock it in the admin
 # (Access attempts: delete the row) or with `manage.py axes_reset_username USER`.
 #
-# Every backend is listed whatever is configured; each one that is not configured declines (the
-# password form asks local accounts, then the LDAP directory; OIDC answers only its callback).
+# The password form asks local accounts, then the LDAP directory; OIDC answers only its callback
+# and declines until configured. The LDAP backend is listed only when LDAP is configured: its
+# packages are an optional extra (evaluations.sso.extra), not installed by default.
+LDAP_BACKEND = "evaluations.sso.ldap.DirectoryBackend"
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "evaluations.sso.local.LocalAccountsBackend",
-    "evaluations.sso.ldap.DirectoryBackend",
     "evaluations.sso.oidc.OidcBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
@@ -182,6 +184,9 @@ OIDC_USE_PKCE = True
 OIDC_TIMEOUT = SSO_TIMEOUT_S
 
 LDAP_SERVER_URI = env_str("LDAP_SERVER_URI").strip()
+# Which LDAP_* variables the environment sets: any of them without the LDAP extra installed
+# stops start-up (evaluations.sso.extra.ldap_extra_check).
+LDAP_VARIABLES_SET = variables_set("LDAP_")
 LDAP_BIND_DN = env_str("LDAP_BIND_DN").strip()
 LDAP_BIND_PASSWORD = env_str("LDAP_BIND_PASSWORD")
 LDAP_USER_SEARCH_BASE = env_str("LDAP_USER_SEARCH_BASE").strip()
@@ -212,6 +217,7 @@ if LDAP_SERVER_URI:
         )
     elif "%(user)s" not in LDAP_USER_FILTER:
         raise ImproperEnvironment(f"LDAP_USER_FILTER={LDAP_USER_FILTER!r} must contain %(user)s")
+    AUTHENTICATION_BACKENDS.insert(2, LDAP_BACKEND)
 # django-auth-ldap reads AUTH_LDAP_*: evaluations.sso.ldap builds them from the LDAP_* above.
 
 # SSO_GROUP_ROLES: {"group": [{"project": "slug", "role": "ops", "admin": false}, ...], ...}

@@ -24,13 +24,11 @@ from django_auth_ldap.config import LDAPSearch, LDAPSettings
 from ldap.dn import escape_dn_chars
 from ldap.filter import escape_filter_chars
 
+from evaluations.sso.extra import ldap_enabled
+
 logger = logging.getLogger(__name__)
 
 USER_ATTRIBUTES = {"first_name": "givenName", "last_name": "sn", "email": "mail"}
-
-
-def enabled() -> bool:
-    return bool(settings.LDAP_SERVER_URI)
 
 
 def connection_options() -> dict[int, Any]:
@@ -101,7 +99,7 @@ class DirectoryBackend(LDAPBackend):
         password: str | None = None,
         **kwargs: Any,
     ) -> Any:
-        if not enabled():
+        if not ldap_enabled():
             return None
         return super().authenticate(request, username=username, password=password, **kwargs)
 
@@ -232,7 +230,7 @@ def directory_sync(*, allow_mass_deactivation: bool = False) -> DirectorySync:
     from evaluations.services import sso_groups_refresh, user_deactivate
 
     report = DirectorySync()
-    if not enabled():
+    if not ldap_enabled():
         report.problem = "LDAP is not configured (LDAP_SERVER_URI)"
         return report
     identities = list(

@@ -19,7 +19,8 @@ from mozilla_django_oidc.views import (
 
 from evaluations.selectors import demo_accounts
 from evaluations.services.demo import DEMO_PASSWORD
-from evaluations.sso import ldap, oidc
+from evaluations.sso import oidc
+from evaluations.sso.extra import ldap_enabled
 
 logger = logging.getLogger(__name__)
 
@@ -31,9 +32,9 @@ class WorkbenchLoginView(LoginView):
             context["demo_accounts"] = demo_accounts()
             context["demo_password"] = DEMO_PASSWORD
         context["oidc_label"] = oidc.button_label() if oidc.enabled() else ""
-        context["ldap_enabled"] = ldap.enabled()
+        context["ldap_enabled"] = ldap_enabled()
         # With neither local accounts nor LDAP the form is only the superusers' way in.
-        context["password_form_open"] = settings.LOCAL_ACCOUNTS or ldap.enabled()
+        context["password_form_open"] = settings.LOCAL_ACCOUNTS or ldap_enabled()
         return context
 
 

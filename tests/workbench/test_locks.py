@@ -39,3 +39,17 @@ def test_dev_lock_pins_runtime_and_dev_dependencies() -> None:
     }
     for name, version in declared.items():
         assert pins.get(name) == version, f"{name}=={version} is not in requirements-dev.lock"
+
+
+def test_each_extra_has_a_lock_pinning_it_beside_the_default_lock() -> None:
+    runtime = _pins("requirements.lock")
+    for extra, requirements in PYPROJECT["project"]["optional-dependencies"].items():
+        if extra == "dev":
+            continue
+        pins = _pins(f"requirements-{extra}.lock")
+        for name, version in _declared(requirements).items():
+            assert pins.get(name) == version, f"{name}=={version} not in requirements-{extra}.lock"
+            # What `make run` installs leaves the extra out.
+            assert name not in runtime and name not in _pins("requirements-dev.lock")
+        # The same versions of everything else, so that an extra installs over the default.
+        assert {n: v for n, v in pins.items() if n in runtime} == runtime

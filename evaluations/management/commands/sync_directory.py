@@ -1,8 +1,9 @@
+from importlib import import_module
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluations.sso.ldap import directory_sync
+from evaluations.sso.extra import ldap_enabled
 
 
 class Command(BaseCommand):
@@ -20,7 +21,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = directory_sync(allow_mass_deactivation=options["allow_mass_deactivation"])
+        if not ldap_enabled():
+            raise CommandError("LDAP is not configured (LDAP_SERVER_URI)")
+        # The LDAP extra's packages are loaded only now (the start-up checks have said whether
+        # they are installed).
+        directory = import_module("evaluations.sso.ldap")
+        report = directory.directory_sync(
+            allow_mass_deactivation=options["allow_mass_deactivation"]
+        )
         if report.problem:
             raise CommandError(report.problem)
         gone = ", ".join(sorted(report.deactivated)) or "none"

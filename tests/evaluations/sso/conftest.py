@@ -54,6 +54,12 @@ def ldap_on(settings: Any, directory: ldap_rig.Directory) -> ldap_rig.Directory:
     settings.LDAP_USER_DN_TEMPLATE = ""
     settings.LDAP_GROUP_SEARCH_BASE = f"ou=groups,{ldap_rig.SUFFIX}"
     settings.LDAP_GROUP_TYPE = "groupofnames"
+    # As the settings list it when LDAP_SERVER_URI is set: after local accounts.
+    backends = list(settings.AUTHENTICATION_BACKENDS)
+    backends.insert(
+        backends.index("evaluations.sso.local.LocalAccountsBackend") + 1, settings.LDAP_BACKEND
+    )
+    settings.AUTHENTICATION_BACKENDS = backends
     return directory
 
 

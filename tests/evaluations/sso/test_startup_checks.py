@@ -12,7 +12,8 @@ import pytest
 from django.core import checks
 from django.test import Client
 
-from evaluations.sso.checks import ldap_bind_check, oidc_issuer_check
+from evaluations.sso.checks import oidc_issuer_check
+from evaluations.sso.ldap_checks import ldap_bind_check
 from tests import ldap_rig
 from tests.oidc_provider.rig import Provider
 from tests.sshd import free_port
