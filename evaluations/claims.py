@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+# A list's bullet or number in front of a pasted claim ("- ", "3) ", "（2）"), removed.
+CLAIM_BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、]|[（(]?\d+[)）])\s*")
 _WORD = re.compile(r"[a-z0-9][a-z0-9+.-]*[a-z0-9+]|[a-z0-9]")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 # Words that appear in claims and templates alike without naming a capability.

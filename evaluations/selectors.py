@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from datetime import date
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
@@ -11,8 +12,9 @@ from django.http import Http404
 from django.utils.translation import gettext
 
 from evaluations.audit import Break, Entry, first_break
+from evaluations.claims import CLAIM_BULLET, Match, rank
 from evaluations.claims import Candidate as ClaimCandidate
-from evaluations.claims import Match, rank
+from evaluations.demo import DEMO_ADMIN, DEMO_SLUG
 from evaluations.models import (
     REQUIRED_SCENARIOS,
     AcceptanceAction,
@@ -427,10 +429,6 @@ def template_set_by_key(key: str) -> TemplateSet:
 def demo_accounts() -> list[tuple[str, str]]:
     """(username, what they do) for the demo's people (each named after their team role) and
     the demo administrator, as far as they exist."""
-    from django.contrib.auth import get_user_model
-
-    from evaluations.services.demo import DEMO_ADMIN, DEMO_SLUG
-
     labels = dict(TeamRole.choices)
     rows = (
         Membership.objects.filter(project__slug=DEMO_SLUG)
@@ -457,8 +455,6 @@ def claim_suggestions(text: str) -> list[ClaimSuggestion]:
     """For each pasted claim (one per line, bullets and numbering removed), the template
     requirements whose rewrite matches it best, with their set. Two queries whatever the
     number of claims."""
-    from evaluations.services.suite import CLAIM_BULLET
-
     claims = [CLAIM_BULLET.sub("", line).strip() for line in text.splitlines()]
     claims = [c for c in dict.fromkeys(claims) if c][:CLAIMS_SUGGESTED]
     if not claims:

@@ -27,10 +27,13 @@ from evaluations.models import Membership, TeamRole
 from reports.models import Decision, Notice, NoticeKind, Sheet, SheetStatus, SignOff
 from reports.selectors import sheet_generators, sheet_is_stale
 from workbench.models import UserPreference
+from workbench.queue import send
+
+NOTICES_TASK = "reports.tasks.notices_task"
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = Notice.MAX_ATTEMPTS
 SEND_BATCH = 200
 SCAN_BATCH = 50
 
@@ -197,9 +200,7 @@ def _send_one(notice: Notice) -> int:
 
 def _kick() -> None:
     """Ask a worker to send now; the beat task sends what this could not queue."""
-    from reports.tasks import notices_task
-
     try:
-        notices_task.delay()
+        send(NOTICES_TASK)
     except Exception:  # noqa: BLE001 - the notices wait in their table
         log.warning("could not queue notices; the beat task will send them", exc_info=True)

@@ -30,6 +30,7 @@ from reports.models import (
     OPEN_STATUSES,
     WITHDRAWABLE_STATUSES,
     Decision,
+    Notice,
     Sheet,
     SheetStatus,
     SignOff,
@@ -302,8 +303,6 @@ def sheet_work_is_stuck(sheet: Sheet) -> bool:
     STUCK_AFTER without a worker taking it (a lost message), or taken longer ago than that
     without a result (a worker that stopped). A failed seal (seal_error) is not stuck: it waits
     for a retry, which the page offers at once."""
-    from reports.models import SheetStatus
-
     if sheet.unsent:
         return False  # not lost: it waits for the broker, and the beat sends it
     now = timezone.now()
@@ -326,13 +325,10 @@ def sheet_counts() -> list[tuple[str, float]]:
 
 def notice_counts() -> list[tuple[str, float]]:
     """Notices not sent: still to be tried, and given up on (for metrics)."""
-    from reports.models import Notice
-    from reports.notices import MAX_ATTEMPTS
-
     pending = Notice.objects.filter(sent_at=None)
     return [
-        ("waiting", float(pending.filter(attempts__lt=MAX_ATTEMPTS).count())),
-        ("given_up", float(pending.filter(attempts__gte=MAX_ATTEMPTS).count())),
+        ("waiting", float(pending.filter(attempts__lt=Notice.MAX_ATTEMPTS).count())),
+        ("given_up", float(pending.filter(attempts__gte=Notice.MAX_ATTEMPTS).count())),
     ]
 
 

@@ -28,12 +28,13 @@ from reports.selectors import (
     signer_refusal,
 )
 from reports.snapshot import FINGERPRINT_LANGUAGE, content_fingerprint, snapshot_and_hash
+from workbench.queue import send
 from workbench.storage import files_removed_on_failure
 
 log = logging.getLogger(__name__)
 LANGUAGES = ("en", "zh-hans")
-
-
+SHEET_RENDER_TASK = "reports.tasks.sheet_render_task"
+SHEET_SEAL_TASK = "reports.tasks.sheet_seal_task"
 MAX_PENDING_RENDERS = 3  # per project: more waits until the worker has caught up
 
 
@@ -149,15 +150,11 @@ def _queue(sheet_id: int, status: str, send: Callable[[], object]) -> bool:
 
 
 def _queue_render(sheet_id: int) -> bool:
-    from reports.tasks import sheet_render_task
-
-    return _queue(sheet_id, SheetStatus.PENDING, lambda: sheet_render_task.delay(sheet_id))
+    return _queue(sheet_id, SheetStatus.PENDING, lambda: send(SHEET_RENDER_TASK, sheet_id))
 
 
 def _queue_seal(sheet_id: int) -> bool:
-    from reports.tasks import sheet_seal_task
-
-    return _queue(sheet_id, SheetStatus.SEALING, lambda: sheet_seal_task.delay(sheet_id))
+    return _queue(sheet_id, SheetStatus.SEALING, lambda: send(SHEET_SEAL_TASK, sheet_id))
 
 
 def sheets_resend(*, limit: int = 200) -> list[int]:

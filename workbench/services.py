@@ -11,6 +11,9 @@ from django.utils.translation import gettext as _
 
 from workbench.models import UserPreference, WorkerCheck
 from workbench.people import stored_user
+from workbench.queue import send
+
+WORKER_CHECK_TASK = "workbench.tasks.worker_check_task"
 
 log = logging.getLogger(__name__)
 
@@ -18,10 +21,8 @@ log = logging.getLogger(__name__)
 @transaction.atomic
 def worker_check_request(*, user: User | AnonymousUser) -> WorkerCheck:
     """Create a check row and send it to the queue once the row is committed."""
-    from workbench.tasks import worker_check_task
-
     check = WorkerCheck.objects.create(requested_by=stored_user(user))
-    transaction.on_commit(lambda: worker_check_task.delay(check.pk))
+    transaction.on_commit(lambda: send(WORKER_CHECK_TASK, check.pk))
     return check
 
 

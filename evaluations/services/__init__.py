@@ -3,6 +3,7 @@
 Import from here (`from evaluations import services`); the modules split the use cases by topic.
 """
 
+from evaluations.demo import DEMO_PASSWORD, DEMO_SLUG
 from evaluations.services.accounts import (
     AccessWithdrawn,
     user_access_withdraw,
@@ -16,7 +17,7 @@ from evaluations.services.catalog import (
     team_solution_update,
     template_catalog_seed,
 )
-from evaluations.services.demo import DEMO_PASSWORD, DEMO_SLUG, demo_seed
+from evaluations.services.demo import demo_seed
 from evaluations.services.freeze import ScopeFrozen, scope_edit_guard
 from evaluations.services.history import event_record
 from evaluations.services.projects import (

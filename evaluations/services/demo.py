@@ -7,6 +7,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from evaluations.demo import DEMO_ADMIN, DEMO_PASSWORD, DEMO_SLUG
 from evaluations.models import (
     Candidate,
     FilterStep,
@@ -20,9 +21,6 @@ from evaluations.services.projects import membership_set
 from evaluations.services.shortlist import candidate_add
 from evaluations.services.suite import template_set_apply
 
-DEMO_ADMIN = "admin"
-DEMO_PASSWORD = "workbench-demo"  # noqa: S105 - printed to the developer by `manage.py demo`
-DEMO_SLUG = "demo"
 DEMO_TEMPLATE_SETS = (
     "multi-tenancy",
     "gpu-support",

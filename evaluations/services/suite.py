@@ -1,6 +1,5 @@
 """The acceptance suite: requirements, their acceptance actions, templates, import."""
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -11,6 +10,7 @@ from django.db.models import Max, ProtectedError, QuerySet
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from evaluations.claims import CLAIM_BULLET
 from evaluations.models import (
     AcceptanceAction,
     ActionKeyRename,
@@ -21,6 +21,7 @@ from evaluations.models import (
     TemplateRequirement,
     TemplateSet,
 )
+from evaluations.selectors import action_by_key
 from evaluations.services.freeze import scope_edit_guard
 from evaluations.services.history import event_record
 from evaluations.suite_io import ParseResult
@@ -173,9 +174,6 @@ def requirement_delete(*, requirement: Requirement, actor: User | None) -> None:
         raise ValidationError(
             _("An action of this requirement has recorded PoC results, which are never deleted.")
         ) from None
-
-
-CLAIM_BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、]|[（(]?\d+[)）])\s*")
 
 
 @transaction.atomic
@@ -551,8 +549,6 @@ def suite_import(*, project: Project, actor: User | None, parsed: ParseResult) -
     matching actions are updated in place, the rest created.
     """
     scope_edit_guard(project)
-    from evaluations.selectors import action_by_key
-
     if parsed.errors:
         raise ValueError("suite_import needs a parse without errors")
     existing = {

@@ -17,8 +17,8 @@ from mozilla_django_oidc.views import (
     OIDCAuthenticationRequestView,
 )
 
+from evaluations.demo import DEMO_PASSWORD
 from evaluations.selectors import demo_accounts
-from evaluations.services.demo import DEMO_PASSWORD
 from evaluations.sso import oidc
 from evaluations.sso.extra import ldap_enabled
 

@@ -58,6 +58,7 @@ from poc.services.probes import (
     store_nodes,
 )
 from workbench.memory import release_free_memory
+from workbench.queue import send
 from workbench.storage import files_removed_on_failure
 from workbench.typing import JSON, JSONObject
 
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+PROBE_RUN_TASK = "poc.tasks.probe_run_task"
 MAX_CITED = 12  # raw outputs a result cites; the run's page has them all
 MAX_ATTEMPTS = 3
 LOST_AFTER = timedelta(seconds=60)  # past the hard time limit: the worker is gone
@@ -436,10 +438,8 @@ def cluster_confirm_host_keys(
 def _queue(run: ProbeRun) -> bool:
     """Send the run to the workers; when the broker cannot take it, the run waits, queued and
     marked unsent, and the beat sends it again once the broker answers. True when sent."""
-    from poc.tasks import probe_run_task
-
     try:
-        probe_run_task.delay(run.pk)
+        send(PROBE_RUN_TASK, run.pk)
     except Exception as exc:  # an unreachable broker is recorded, not an error page
         log.warning("could not queue probe run %s: %s: %s", run.pk, type(exc).__name__, exc)
         ProbeRun.objects.filter(pk=run.pk, status=ProbeStatus.QUEUED).update(

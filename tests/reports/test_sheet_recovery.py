@@ -113,13 +113,12 @@ def test_an_unreachable_queue_leaves_the_work_waiting_until_the_beat_sends_it(
     """The broker refuses: the revision is saved, its render waits in the row (marked unsent,
     said on the page, not "stuck"), and the beat's resend queues it once the broker answers.
     The same for a seal asked for while the broker is down."""
-    from reports.tasks import sheet_render_task, sheet_seal_task
 
-    def refused(*args: object, **kwargs: object) -> None:
+    def refused(task: str, *args: object) -> None:
         raise OperationalError("Error 111 connecting to redis:6379. Connection refused.")
 
     client = login(evaluation["bob"])
-    monkeypatch.setattr(sheet_render_task, "delay", refused)
+    monkeypatch.setattr(services, "send", refused)  # renders and seals; notices go on
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "en"}
@@ -142,7 +141,7 @@ def test_an_unreachable_queue_leaves_the_work_waiting_until_the_beat_sends_it(
 
     rendered_sheet = services.sheet_render(sheet_id=sheet.pk)
     assert rendered_sheet is not None and rendered_sheet.status == SheetStatus.READY
-    monkeypatch.setattr(sheet_seal_task, "delay", refused)
+    monkeypatch.setattr(services, "send", refused)
     with django_capture_on_commit_callbacks(execute=True):
         approve_all(evaluation, rendered_sheet)
     sheet.refresh_from_db()
