@@ -44,10 +44,14 @@ helm:
 run: install
 	exec $(VPY) manage.py serve --prepare --port $(PORT)
 
+# The suite runs in PYTEST_WORKERS processes (pytest-xdist; `auto`: one per core, at most 8),
+# a process that runs out of tests taking some from another's share; PYTEST_WORKERS=0 runs it
+# in this process. tests/parallel.py says what each process keeps to itself.
+PYTEST_WORKERS ?= auto
 test: install $(VENV)/.installed-ldap helm
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/workbench} \
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/0} \
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	$(VPY) -m pytest -n $(PYTEST_WORKERS) --maxprocesses=8 --dist worksteal $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

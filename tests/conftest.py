@@ -1,5 +1,4 @@
 import copy
-import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +14,6 @@ TEST_CREDENTIALS_KEYS = "t1:dGVzdC1rZXktMzItYnl0ZXMtbG9uZy0wMTIzNDU2Nzg="
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench")
-    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
     try:
         test_services.ensure_all()
     except test_services.ServiceMissing as exc:

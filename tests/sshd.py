@@ -43,7 +43,14 @@ def ensure_user() -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(USER)
     except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", USER], check=True)
+        done = subprocess.run(
+            ["useradd", "--create-home", "--shell", "/bin/sh", USER],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode not in (0, 9):  # 9: made meanwhile by a test process beside this one
+            raise RuntimeError(f"useradd {USER} failed: {done.stderr.strip()}") from None
         # A fresh account is locked ("!"), which sshd refuses without PAM.
         subprocess.run(["usermod", "-p", "*", USER], check=True)
         return pwd.getpwnam(USER)

@@ -82,7 +82,7 @@ def supervise(children: list[tuple[str, str]], tmp_path: Path, grace_s: float = 
     )
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_stops_every_child_and_what_they_started(signum: int, tmp_path: Path) -> None:
     runner = supervise([("web server", SLEEPER), ("worker", PARENT)], tmp_path)
     wait_for(lambda: len(descendants(runner.pid)) >= 3, 15, "three processes")
@@ -150,7 +150,7 @@ def answers(url: str) -> bool:
 
 
 @pytest.mark.worker
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_serve_stops_the_web_server_and_the_worker(signum: int, tmp_path: Path) -> None:
     port = free_port()
     log = tmp_path / "serve.log"
