@@ -35,7 +35,7 @@ def _section(page: str) -> str:
 def test_a_kubernetes_run_shows_products_quotas_refusals_and_what_it_could_not_read(
     gpu_suite, login, monkeypatch
 ) -> None:
-    monkeypatch.setattr(kube, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(kube.failure, "POLL_SECONDS", 0.01)
     with FakeKubeApi(token=TOKEN) as api:
         api.add_fixture("node-2x-tesla-t4.yaml")
         api.add(cluster_policy("ready"), *operand_daemonsets(), gpu_quota(NS, 8))

@@ -22,7 +22,7 @@ NS = "gpu-probe"
 
 @pytest.fixture
 def kube_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKubeApi]:
-    monkeypatch.setattr(kube, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(kube.failure, "POLL_SECONDS", 0.01)
     with FakeKubeApi(token=TOKEN) as api:
         yield api
 

@@ -49,7 +49,7 @@ def test_an_ssh_run_that_reads_every_node_in_time_is_done(
 def test_a_kubernetes_run_past_its_limit_keeps_the_facts_and_creates_nothing(
     gpu_suite: dict[str, Any], settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kube, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(kube.failure, "POLL_SECONDS", 0.01)
     settings.PROBE_SOFT_TIME_LIMIT = 0  # past the limit as soon as the cluster has been read
     with FakeKubeApi(token=TOKEN) as api:
         api.add_fixture("node-2x-tesla-t4.yaml")

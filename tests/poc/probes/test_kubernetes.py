@@ -57,7 +57,7 @@ def kube() -> Iterator[FakeKubeApi]:
 
 @pytest.fixture(autouse=True)
 def _fast_polling(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(k, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(k.failure, "POLL_SECONDS", 0.01)
 
 
 def target(api: FakeKubeApi, **values: Any) -> KubeTarget:
@@ -278,13 +278,13 @@ def test_kubeconfig_client_certificate_is_used_and_its_files_removed(
     tls_kube: FakeKubeApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[str] = []
-    real_mkdtemp = k.tempfile.mkdtemp
+    real_mkdtemp = k.api.tempfile.mkdtemp
 
     def mkdtemp(**kwargs: Any) -> str:
         made.append(real_mkdtemp(**kwargs))
         return made[-1]
 
-    monkeypatch.setattr(k.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(k.api.tempfile, "mkdtemp", mkdtemp)
     tls_kube.token = None  # the certificate is the credential
     text = kubeconfig(
         tls_kube,
@@ -399,7 +399,7 @@ def test_node_variants_time_slicing_single_mig_and_cpu_only(kube: FakeKubeApi) -
 
 
 def test_nodes_are_read_page_by_page(kube: FakeKubeApi, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(k, "PAGE_LIMIT", 1)
+    monkeypatch.setattr(k.api, "PAGE_LIMIT", 1)
     kube.add_fixture("node-2x-tesla-t4.yaml")
     kube.add_fixture("node-a100-mig-mixed-7g40gb.yaml")
     result = probe(kube)
@@ -415,7 +415,7 @@ def test_nodes_are_read_page_by_page(kube: FakeKubeApi, monkeypatch: pytest.Monk
 def test_raw_evidence_is_cut_with_a_note(
     kube: FakeKubeApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(k, "RAW_TEXT_LIMIT", 100)
+    monkeypatch.setattr(k.api, "RAW_TEXT_LIMIT", 100)
     kube.add_fixture("node-2x-tesla-t4.yaml")
     result = probe(kube)
     entry = next(r for r in result["raw"] if r["name"] == "GET /api/v1/nodes")
@@ -714,7 +714,7 @@ def test_over_quota_cleans_up_after_an_unexpected_error(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("bug while watching")
 
-    monkeypatch.setattr(k, "_watch_job", broken)
+    monkeypatch.setattr(k.failure, "_watch_job", broken)
     with pytest.raises(RuntimeError):
         run_over_quota(kube)
     assert labelled(kube) == []
@@ -903,7 +903,7 @@ def test_the_documented_role_allows_the_controlled_failure(kube: FakeKubeApi) ->
     ],
 )
 def test_quantities_in_canonical_form(text: str, number: int | None) -> None:
-    assert k._int(text) == number
+    assert k.values._int(text) == number
 
 
 def test_a_kai_queue_limited_to_no_gpu_is_limited(kube: FakeKubeApi) -> None:

@@ -35,7 +35,7 @@ def kube() -> Iterator[FakeKubeApi]:
 
 @pytest.fixture(autouse=True)
 def _fast_polling(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(k, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(k.failure, "POLL_SECONDS", 0.01)
 
 
 def target(api: FakeKubeApi) -> KubeTarget:

@@ -44,7 +44,7 @@ def kube() -> Iterator[FakeKubeApi]:
 
 @pytest.fixture(autouse=True)
 def _fast_polling(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(k, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(k.failure, "POLL_SECONDS", 0.01)
 
 
 def _daemonset(name: str, desired: int, ready: int) -> dict[str, Any]:

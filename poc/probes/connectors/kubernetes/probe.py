@@ -1,0 +1,96 @@
+"""The read-only probe and the connection test."""
+
+from typing import Any
+
+from poc.probes.connectors.kubernetes.api import _Api
+from poc.probes.connectors.kubernetes.dcgm import _read_dcgm
+from poc.probes.connectors.kubernetes.discovery import _cannot, _discover
+from poc.probes.connectors.kubernetes.gpu_operator import _read_gpu_operator
+from poc.probes.connectors.kubernetes.nodes import _read_nodes
+from poc.probes.connectors.kubernetes.platforms import _read_openshift_ai, _read_slurm
+from poc.probes.connectors.kubernetes.quotas import _read_quotas
+from poc.probes.connectors.kubernetes.schedulers import _read_kai_runai, _read_volcano
+from poc.probes.connectors.kubernetes.target import ConnectorError, KubeTarget, Resolve
+
+FORMAT = "workbench-k8s-facts/1"
+
+
+def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
+    """Read the cluster's GPU facts (read-only; see the module docstring for what is read).
+
+    Raises ConnectorError when the API server cannot be reached, refuses the credentials (401),
+    or is not a Kubernetes API server; a read refused on its own lands in `could_not_check`."""
+    api = _Api(target, resolve)
+    result: dict[str, Any] = {
+        "format": FORMAT,
+        "server": api.where,
+        "tls": api.tls,
+        "server_version": None,
+        "api_groups": {},
+        "products": [],
+        "nodes": [],
+        "gpu_nodes": [],
+        "gpu_operator": {},
+        "dcgm": {},
+        "volcano": {"queues": [], "podgroups": []},
+        "kai": {"queues": []},
+        "runai": {"projects": [], "departments": []},
+        "openshift_ai": {"clusters": []},
+        "quotas": [],
+        "could_not_check": [],
+        "raw": api.raw,
+    }
+    try:
+        reply = api.request("GET", "/version")
+        if reply.ok and isinstance(reply.data.get("gitVersion"), str):
+            result["server_version"] = reply.data["gitVersion"]
+        elif reply.status in (403, 429) or reply.status >= 500:
+            _cannot(result, "server version (GET /version)", reply.error)
+        else:
+            raise ConnectorError(
+                f"{api.where} is not a Kubernetes API server (GET /version: "
+                f"{reply.error or 'no gitVersion in the answer'})"
+            )
+        groups = _discover(api, result)
+        _read_nodes(api, result)
+        _read_gpu_operator(api, groups, result)
+        _read_dcgm(api, result)
+        _read_volcano(api, groups, result)
+        _read_kai_runai(api, groups, result)
+        _read_openshift_ai(api, groups, result)
+        _read_slurm(groups, result)
+        _read_quotas(api, result)
+    finally:
+        api.close()
+    return result
+
+
+def check_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
+    """What "test connection" says: the server answers as Kubernetes, with which version, and
+    whether these credentials may list nodes (the first thing a probe reads).
+
+    Two requests (`GET /version`, `GET /api/v1/nodes?limit=1`), nothing created. Raises
+    ConnectorError when the server cannot be reached, is not Kubernetes or refuses the
+    credentials (401); a 403 on nodes is an answer: the account lacks the read-only role.
+    """
+    api = _Api(target, resolve)
+    try:
+        reply = api.request("GET", "/version")
+        version = reply.data.get("gitVersion") if reply.ok else None
+        if not reply.ok and reply.status not in (403, 429) and reply.status < 500:
+            raise ConnectorError(
+                f"{api.where} is not a Kubernetes API server (GET /version: {reply.error})"
+            )
+        if reply.ok and not isinstance(version, str):
+            raise ConnectorError(
+                f"{api.where} is not a Kubernetes API server (GET /version: no gitVersion)"
+            )
+        nodes = api.request("GET", "/api/v1/nodes", query={"limit": "1"})
+    finally:
+        api.close()
+    return {
+        "server": api.where,
+        "version": version,
+        "nodes_readable": nodes.ok,
+        "reason": "" if nodes.ok else f"GET /api/v1/nodes: {nodes.error}",
+    }
