@@ -19,7 +19,6 @@ EXEMPT = {"poc/probes/agent.py"}
 MODULES_OVER = {
     "poc/services/clusters.py": 1375,
     "poc/probes/rules/checks.py": 1270,
-    "poc/probes/connectors/slurm.py": 1239,
     "poc/selectors.py": 1170,
     "poc/probes/rules/health.py": 1154,
     "poc/probes/connectors/ssh.py": 856,
