@@ -17,7 +17,6 @@ EXEMPT = {"poc/probes/agent.py"}
 
 # Being split (the house issue); sizes when the limits were set, which they may not exceed.
 MODULES_OVER = {
-    "poc/probes/rules/checks.py": 1270,
     "poc/selectors.py": 1170,
     "poc/probes/rules/health.py": 1154,
     "poc/probes/connectors/ssh.py": 856,

@@ -1,5 +1,5 @@
 """GPU probe runs: the facts read from GPU nodes, the raw outputs they came from, and which
-acceptance actions are judged by which check of the catalogue (poc/probes/rules/checks.py)."""
+acceptance actions are judged by which check of the catalogue (poc/probes/rules/checks/)."""
 
 from django.conf import settings
 from django.db import models

@@ -1,0 +1,225 @@
+"""Checks of what the nodes have: GPU counts and models, driver and CUDA
+versions, MIG, ECC and persistence modes, MIG profiles."""
+
+from collections import Counter
+from typing import Any, Literal
+
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from poc.probes.facts import GpuFacts, NodeFacts
+from poc.probes.peaks import normalize_device_id
+from poc.probes.rules.checks.base import (
+    DEVICE_ID_RE,
+    VERSION_RE,
+    _failed,
+    _gpu_name,
+    _gpus,
+    _listing,
+    _node_name,
+    _passed,
+    _Result,
+    _unable,
+)
+
+
+def _gpu_count_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    if not nodes:
+        return _unable(_("The probe run holds no node."))
+    total = sum(len(node["gpus"]) for node in nodes)
+    measured = ngettext("%(count)s GPU", "%(count)s GPUs", total) % {"count": total}
+    if total >= params["count"]:
+        return _passed(measured)
+    return _failed(
+        measured,
+        _("%(count)s found, at least %(wanted)s wanted.")
+        % {"count": total, "wanted": params["count"]},
+    )
+
+
+def _gpus_per_node_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    if not nodes:
+        return _unable(_("The probe run holds no node."))
+    counts = [
+        (len(node["gpus"]), _node_name(node, position)) for position, node in enumerate(nodes)
+    ]
+    fewest = min(count for count, _name in counts)
+    if len(nodes) == 1:
+        measured = ngettext("%(count)s GPU", "%(count)s GPUs", fewest) % {"count": fewest}
+    else:
+        measured = ngettext(
+            "fewest %(count)s GPU per node, over %(nodes)s nodes",
+            "fewest %(count)s GPUs per node, over %(nodes)s nodes",
+            fewest,
+        ) % {"count": fewest, "nodes": len(nodes)}
+    short = [f"{name}: {count}" for count, name in counts if count < params["count"]]
+    if not short:
+        return _passed(measured)
+    return _failed(measured, _("Nodes with fewer GPUs: %(nodes)s.") % {"nodes": _listing(short)})
+
+
+def _model_matches(gpu: GpuFacts, models: list[str]) -> bool | None:
+    """True or False, or None when the GPU's name or device id needed to tell is not known."""
+    name = (gpu["name"] or "").lower()
+    device_id = normalize_device_id(gpu["pci_device_id"])
+    undecided = False
+    for model in models:
+        if DEVICE_ID_RE.fullmatch(model):
+            if device_id is None:
+                undecided = True
+            elif device_id == model:
+                return True
+        elif not name:
+            undecided = True
+        elif model.lower() in name:
+            return True
+    return None if undecided else False
+
+
+def _gpu_model(gpu: GpuFacts) -> str:
+    name = gpu["name"] or _("unknown model")
+    device_id = normalize_device_id(gpu["pci_device_id"])
+    return f"{name} ({device_id})" if device_id else name
+
+
+def _gpu_model_in(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    gpus = list(_gpus(nodes))
+    if not gpus:
+        return _unable(_("No GPU was found in this run."))
+    models = Counter(_gpu_model(gpu) for _position, gpu in gpus)
+    measured = ", ".join(f"{count} × {model}" for model, count in models.most_common())
+    wrong: list[str] = []
+    unknown: list[str] = []
+    for position, gpu in gpus:
+        match = _model_matches(gpu, params["models"])
+        where = _gpu_name(nodes, position, gpu["index"])
+        if match is False:
+            wrong.append(f"{where}: {_gpu_model(gpu)}")
+        elif match is None:
+            unknown.append(where)
+    if wrong:
+        return _failed(measured, _("Other models: %(gpus)s.") % {"gpus": _listing(wrong)})
+    if unknown:
+        return _unable(
+            _("The model (name or PCI device id) was not reported for %(gpus)s.")
+            % {"gpus": _listing(unknown)},
+            measured,
+        )
+    return _passed(measured)
+
+
+def _version_tuple(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    found = VERSION_RE.match(text.strip())
+    return tuple(int(part) for part in found.group(0).split(".")) if found else None
+
+
+def _version_at_least(have: tuple[int, ...], wanted: tuple[int, ...]) -> bool:
+    width = max(len(have), len(wanted))
+    return have + (0,) * (width - len(have)) >= wanted + (0,) * (width - len(wanted))
+
+
+def _versions_at_least(
+    field: Literal["driver_version", "cuda_version"], params: dict[str, Any], nodes: list[NodeFacts]
+) -> _Result:
+    if not nodes:
+        return _unable(_("The probe run holds no node."))
+    wanted = _version_tuple(params["version"])
+    assert wanted is not None  # validated
+    versions = Counter(version for node in nodes if (version := node[field]))
+    measured = ", ".join(version for version, _count in versions.most_common())
+    older: list[str] = []
+    unknown: list[str] = []
+    for position, node in enumerate(nodes):
+        have = _version_tuple(node[field])
+        if have is None:
+            unknown.append(_node_name(node, position))
+        elif not _version_at_least(have, wanted):
+            older.append(f"{_node_name(node, position)}: {node[field]}")
+    if older:
+        return _failed(measured, _("Older on %(nodes)s.") % {"nodes": _listing(older)})
+    if unknown:
+        return _unable(
+            _("The version was not reported on %(nodes)s.") % {"nodes": _listing(unknown)},
+            measured,
+        )
+    return _passed(measured)
+
+
+def _driver_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    return _versions_at_least("driver_version", params, nodes)
+
+
+def _cuda_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    return _versions_at_least("cuda_version", params, nodes)
+
+
+GpuFlag = Literal["mig_mode_current", "ecc_mode_current", "persistence_mode"]
+
+
+def _every_gpu(field: GpuFlag, nodes: list[NodeFacts]) -> _Result:
+    gpus = list(_gpus(nodes))
+    if not gpus:
+        return _unable(_("No GPU was found in this run."))
+    on = sum(1 for _position, gpu in gpus if gpu[field] is True)
+    measured = _("on for %(on)s of %(total)s GPUs") % {"on": on, "total": len(gpus)}
+    off = [_gpu_name(nodes, p, gpu["index"]) for p, gpu in gpus if gpu[field] is False]
+    unknown = [_gpu_name(nodes, p, gpu["index"]) for p, gpu in gpus if gpu[field] is None]
+    if off:
+        return _failed(measured, _("Off on %(gpus)s.") % {"gpus": _listing(off)})
+    if unknown:
+        return _unable(
+            _("Not reported for %(gpus)s.") % {"gpus": _listing(unknown)},
+            measured,
+        )
+    return _passed(measured)
+
+
+def _mig_enabled(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    return _every_gpu("mig_mode_current", nodes)
+
+
+def _ecc_enabled(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    return _every_gpu("ecc_mode_current", nodes)
+
+
+def _persistence_mode_enabled(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    return _every_gpu("persistence_mode", nodes)
+
+
+def _mig_profile(value: str | None) -> str:
+    return (value or "").strip().lower().removeprefix("mig").strip()
+
+
+def _mig_profile_count_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    gpus = list(_gpus(nodes))
+    if not gpus:
+        return _unable(_("No GPU was found in this run."))
+    profile = params["profile"]
+    found = sum(
+        1
+        for _position, gpu in gpus
+        for device in gpu["mig_devices"]
+        if _mig_profile(device["profile"]) == profile
+    )
+    measured = ngettext(
+        "%(count)s MIG device of profile %(profile)s",
+        "%(count)s MIG devices of profile %(profile)s",
+        found,
+    ) % {"count": found, "profile": profile}
+    if found >= params["count"]:
+        return _passed(measured)
+    if all(gpu["mig_mode_current"] is None for _position, gpu in gpus) and not any(
+        gpu["mig_devices"] for _position, gpu in gpus
+    ):
+        return _unable(_("Neither MIG mode nor MIG devices were reported."), measured)
+    enabled = sum(1 for _position, gpu in gpus if gpu["mig_mode_current"])
+    return _failed(
+        measured,
+        _(
+            "%(found)s found, at least %(wanted)s wanted; MIG is enabled on %(enabled)s of "
+            "%(total)s GPUs."
+        )
+        % {"found": found, "wanted": params["count"], "enabled": enabled, "total": len(gpus)},
+    )
