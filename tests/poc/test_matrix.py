@@ -145,7 +145,7 @@ def _many_actions(suite, count: int) -> list:
 def test_the_matrix_shows_a_page_of_rows_and_totals_for_all(suite, login, monkeypatch) -> None:
     """Rows come a page at a time (in dimension, requirement and action order); the totals, the
     row count and the filters cover every row whatever the page."""
-    monkeypatch.setattr(selectors, "MATRIX_ROWS_PER_PAGE", 4)
+    monkeypatch.setattr(selectors.matrix, "MATRIX_ROWS_PER_PAGE", 4)
     _record(suite)
     load = _many_actions(suite, 6)  # 3 + 6 actions: three pages of four
     for action in load[:2]:
@@ -193,7 +193,7 @@ def test_the_matrix_shows_a_page_of_rows_and_totals_for_all(suite, login, monkey
 
 
 def test_the_matrix_reads_the_same_queries_on_every_page(suite, login, monkeypatch) -> None:
-    monkeypatch.setattr(selectors, "MATRIX_ROWS_PER_PAGE", 4)
+    monkeypatch.setattr(selectors.matrix, "MATRIX_ROWS_PER_PAGE", 4)
     _record(suite)
     _many_actions(suite, 6)
     client = login(suite["bob"])
@@ -206,7 +206,7 @@ def test_the_matrix_reads_the_same_queries_on_every_page(suite, login, monkeypat
 def test_the_comparison_lists_the_first_failures_and_counts_them_all(
     suite, login, monkeypatch
 ) -> None:
-    monkeypatch.setattr(selectors, "COMPARISON_LIST_LIMIT", 2)
+    monkeypatch.setattr(selectors.comparison, "COMPARISON_LIST_LIMIT", 2)
     _record(suite)
     load = _many_actions(suite, 4)
     for n, action in enumerate(load):
@@ -229,7 +229,7 @@ def test_the_comparison_lists_the_first_failures_and_counts_them_all(
 
 
 def test_the_side_by_side_rows_come_a_page_at_a_time(suite, login, monkeypatch) -> None:
-    monkeypatch.setattr(selectors, "MATRIX_ROWS_PER_PAGE", 4)
+    monkeypatch.setattr(selectors.matrix, "MATRIX_ROWS_PER_PAGE", 4)
     _record(suite)
     _many_actions(suite, 6)
     first = selectors.side_by_side(suite["alpha"])
@@ -251,7 +251,7 @@ def test_the_side_by_side_rows_come_a_page_at_a_time(suite, login, monkeypatch) 
 
 
 def test_a_large_comparison_opens_its_lists_on_demand(suite, login, monkeypatch) -> None:
-    monkeypatch.setattr(selectors, "COMPARISON_INLINE_CELLS", 2)
+    monkeypatch.setattr(selectors.comparison, "COMPARISON_INLINE_CELLS", 2)
     _record(suite)
     client = login(suite["bob"])
     body = client.get(reverse("poc:comparison", args=["alpha"])).content.decode()
