@@ -41,9 +41,6 @@ from evaluations.services.sso import (
     sso_memberships_apply,
 )
 from evaluations.services.suite import (
-    ApplyReport,
-    ImportReport,
-    TemplatePlan,
     action_create,
     action_delete,
     action_update,
@@ -52,10 +49,15 @@ from evaluations.services.suite import (
     requirement_delete,
     requirement_update,
     requirements_from_claims,
+    unique_action_key,
+)
+from evaluations.services.suite_library import (
+    ApplyReport,
+    ImportReport,
+    TemplatePlan,
     suite_import,
     template_set_apply,
     template_set_plan,
-    unique_action_key,
 )
 from evaluations.services.tokens import (
     api_token_create,

@@ -19,7 +19,7 @@ from evaluations.models import (
 )
 from evaluations.services.projects import membership_set
 from evaluations.services.shortlist import candidate_add
-from evaluations.services.suite import template_set_apply
+from evaluations.services.suite_library import template_set_apply
 
 DEMO_TEMPLATE_SETS = (
     "multi-tenancy",
