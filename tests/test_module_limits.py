@@ -18,7 +18,6 @@ EXEMPT = {"poc/probes/agent.py"}
 # Being split (the house issue); sizes when the limits were set, which they may not exceed.
 MODULES_OVER = {
     "poc/probes/connectors/ssh.py": 856,
-    "evaluations/models.py": 719,
 }
 VIEWS_OVER = {
     "evaluations/views/projects.py:candidate_update": 45,

@@ -1,0 +1,93 @@
+"""Evaluation projects: framing, team membership, the solution catalog and the shortlist.
+
+A module per topic: `choices` (the fixed choices fields take), `projects` (projects,
+membership, identities, history), `tokens`, `catalog` (solutions and the template library),
+`shortlist` (candidates) and `suite` (requirements and acceptance actions).
+"""
+
+from evaluations.models.catalog import (
+    LibraryTextMixin,
+    LocalizedTextMixin,
+    Solution,
+    TemplateAction,
+    TemplateRequirement,
+    TemplateSet,
+    language_suffix,
+)
+from evaluations.models.choices import (
+    OWNER_TEAMS,
+    REQUIRED_SCENARIOS,
+    SIGNING_ROLE_CHOICES,
+    Dimension,
+    ExistingBase,
+    FilterStep,
+    Importance,
+    LayerNeeded,
+    MembershipSource,
+    Phase,
+    RequirementSource,
+    Scenario,
+    SolutionKind,
+    SsoProvider,
+    SupplierNeed,
+    TeamRole,
+    TemplateSetKind,
+    Tier,
+    Workload,
+)
+from evaluations.models.projects import (
+    DEFAULT_SIGNING_ROLES,
+    RESERVED_PROJECT_SLUGS,
+    AuditHead,
+    Membership,
+    Project,
+    ProjectEvent,
+    SsoIdentity,
+    default_signing_roles,
+)
+from evaluations.models.shortlist import Candidate
+from evaluations.models.suite import AcceptanceAction, ActionKeyRename, Requirement
+from evaluations.models.tokens import ApiToken, TokenScope
+
+__all__ = [
+    "AcceptanceAction",
+    "ActionKeyRename",
+    "ApiToken",
+    "AuditHead",
+    "Candidate",
+    "DEFAULT_SIGNING_ROLES",
+    "Dimension",
+    "ExistingBase",
+    "FilterStep",
+    "Importance",
+    "LayerNeeded",
+    "LibraryTextMixin",
+    "LocalizedTextMixin",
+    "Membership",
+    "MembershipSource",
+    "OWNER_TEAMS",
+    "Phase",
+    "Project",
+    "ProjectEvent",
+    "REQUIRED_SCENARIOS",
+    "RESERVED_PROJECT_SLUGS",
+    "Requirement",
+    "RequirementSource",
+    "SIGNING_ROLE_CHOICES",
+    "Scenario",
+    "Solution",
+    "SolutionKind",
+    "SsoIdentity",
+    "SsoProvider",
+    "SupplierNeed",
+    "TeamRole",
+    "TemplateAction",
+    "TemplateRequirement",
+    "TemplateSet",
+    "TemplateSetKind",
+    "Tier",
+    "TokenScope",
+    "Workload",
+    "default_signing_roles",
+    "language_suffix",
+]
