@@ -16,9 +16,7 @@ VIEW_LINES = 40
 EXEMPT = {"poc/probes/agent.py"}
 
 # Being split (the house issue); sizes when the limits were set, which they may not exceed.
-MODULES_OVER = {
-    "poc/probes/connectors/ssh.py": 856,
-}
+MODULES_OVER: dict[str, int] = {}  # every module is within the limit now
 VIEWS_OVER = {
     "evaluations/views/projects.py:candidate_update": 45,
     "evaluations/views/suite.py:suite_import": 45,

@@ -10,193 +10,69 @@ as the push agent's bundle would hold it, so the same parsers read it
 
 Nothing here touches Django; results come back as each node finishes (probe_nodes), so a run
 over many nodes holds a few nodes' output at a time, not all of them.
+
+The package: this module runs the commands (one session per node, or a channel each) and the
+nodes; `connection` reaches a node (host keys, client keys, options, reasons for failures) and
+`script` holds the one-session script's parts and reads its framed output.
 """
 
 import asyncio
-import base64
-import contextvars
-import hashlib
 import queue
-import re
 import secrets
-import shlex
-import signal
-import socket
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import asyncssh
 
 from poc.probes import agent
+from poc.probes.connectors.ssh.connection import (
+    _RUN_KEYS,
+    ENCRYPTION_ALGS,
+    ConnectorError,
+    NodeResult,
+    SshNode,
+    _connect_options,
+    _describe,
+    fingerprint,
+)
+from poc.probes.connectors.ssh.script import (
+    _add_note,
+    _Batch,
+    _batch_entry,
+    _pump,
+    _Splitter,
+    _Step,
+    _succeeded,
+    _words,
+)
+
+__all__ = [
+    "BATCH_SLACK",
+    "ENCRYPTION_ALGS",
+    "HOSTNAME",
+    "KERNEL_LOG_COMMANDS",
+    "KERNEL_LOG_MARKERS",
+    "KILL_GRACE",
+    "OUTPUT_LIMIT",
+    "STDERR_LIMIT",
+    "Commands",
+    "ConnectorError",
+    "NodeResult",
+    "SshNode",
+    "fetch_host_key",
+    "fingerprint",
+    "gpu_node_outputs",
+    "host_key_of",
+    "probe_node",
+    "probe_nodes",
+]
 
 KERNEL_LOG_MARKERS = tuple(marker.decode() for marker in agent.KERNEL_LOG_MARKERS)
 KERNEL_LOG_COMMANDS = tuple((" ".join(argv), " ".join(argv)) for argv in agent.KERNEL_LOG_COMMANDS)
 OUTPUT_LIMIT = 32 * 1024 * 1024
 STDERR_LIMIT = 65536
-
-
-class ConnectorError(Exception):
-    """The node could not be probed; the message says why and holds no secret."""
-
-
-@dataclass(frozen=True)
-class SshNode:
-    """One node to probe: `host` as the user named it, `address` the one the guard checked."""
-
-    host: str
-    port: int
-    address: str
-    username: str
-    host_key: str = ""  # the pinned OpenSSH public key line; empty: refuse
-    private_key: str = field(default="", repr=False)
-    passphrase: str = field(default="", repr=False)
-    password: str = field(default="", repr=False)
-    connect_timeout: float = 15.0
-    command_timeout: float = 60.0
-
-    @property
-    def label(self) -> str:
-        return self.host if self.port == 22 else f"{self.host}:{self.port}"
-
-
-@dataclass
-class NodeResult:
-    """What one node gave: its outputs (bundle-shaped), or why it could not be read."""
-
-    node: SshNode
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-    error: str = ""
-    failure: str = ""  # "", "connect", "host_key", "auth", "timeout", "error"
-    seconds: float = 0.0
-    remote_host: str = ""
-
-    def bundle(self, *, expected_gpus: int | None = None) -> dict[str, Any]:
-        """The node's outputs as a push-agent bundle (docs/probes.md)."""
-        return {
-            "format": agent.BUNDLE_FORMAT,
-            "agent": {"version": agent.VERSION, "python": "ssh"},
-            "host": self.remote_host or self.node.host,
-            "collected_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "expected_gpus": expected_gpus,
-            "outputs": self.outputs,
-            "benchmarks": [],
-        }
-
-
-def fingerprint(key_line: str) -> str:
-    """OpenSSH's SHA256 fingerprint of a public key line ("SHA256:...")."""
-    parts = key_line.split()
-    if len(parts) < 2:
-        raise ConnectorError("not an OpenSSH public key line")
-    try:
-        blob = base64.b64decode(parts[1], validate=True)
-    except ValueError:
-        raise ConnectorError("not an OpenSSH public key line") from None
-    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
-
-
-def _describe(exc: BaseException) -> tuple[str, str]:
-    """(failure kind, a readable reason) for an exception met while connecting."""
-    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
-        return "host_key", (
-            "the host key the server presented is not the pinned one: the node refused to "
-            "be probed (confirm the new key on the cluster page if the change is expected)"
-        )
-    if isinstance(exc, asyncssh.PermissionDenied):
-        return "auth", "authentication failed: the server refused the user, key or password"
-    if isinstance(exc, asyncssh.KeyImportError):
-        return "auth", "the private key cannot be read (wrong format or passphrase)"
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return "timeout", "no answer in time"
-    if isinstance(exc, ConnectionRefusedError):
-        return "connect", "connection refused (no SSH server on that port)"
-    if isinstance(exc, (OSError, socket.gaierror)):
-        return "connect", f"cannot connect: {exc.strerror or exc}"
-    if isinstance(exc, asyncssh.DisconnectError):
-        return "connect", f"the server closed the connection: {exc.reason}"
-    if isinstance(exc, asyncssh.Error):
-        return "error", f"SSH error: {exc.reason}"
-    return "error", f"{type(exc).__name__}: {exc}"
-
-
-def _host_key_algorithms(key: asyncssh.SSHKey) -> list[str]:
-    name = key.get_algorithm()
-    if name == "ssh-rsa":
-        return ["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"]
-    return [name]
-
-
-# asyncssh's default ciphers, AES-GCM first: as strong as ChaCha20-Poly1305 (both AEAD, no
-# separate MAC), and cheaper on both sides where the CPU has AES instructions.
-ENCRYPTION_ALGS = (
-    "aes256-gcm@openssh.com",
-    "chacha20-poly1305@openssh.com",
-    "aes128-gcm@openssh.com",
-    "aes256-ctr",
-    "aes192-ctr",
-    "aes128-ctr",
-)
-# The keys read during one run (probe_nodes), by their text: a run reads its cluster's key once,
-# not once a node (reading an RSA key checks it, which takes a good part of a second).
-_RUN_KEYS: contextvars.ContextVar[dict[tuple[str, str], asyncssh.SSHKey] | None] = (
-    contextvars.ContextVar("ssh_run_keys", default=None)
-)
-
-
-def _import_key(text: str, passphrase: str = "", *, private: bool) -> asyncssh.SSHKey:
-    keys = _RUN_KEYS.get()
-    cached = keys.get((text, passphrase)) if keys is not None else None
-    if cached is not None:
-        return cached
-    if private:
-        key = asyncssh.import_private_key(text, passphrase or None)
-    else:
-        key = asyncssh.import_public_key(text)
-    if keys is not None:
-        keys[(text, passphrase)] = key
-    return key
-
-
-def _connect_options(node: SshNode) -> dict[str, Any]:
-    if not node.host_key:
-        raise ConnectorError(
-            "no host key is pinned for this node: test the connection and confirm its key first"
-        )
-    try:
-        pinned = _import_key(node.host_key, private=False)
-    except (asyncssh.KeyImportError, ValueError):
-        raise ConnectorError("the pinned host key cannot be read") from None
-    options: dict[str, Any] = {
-        "host": node.address,
-        "port": node.port,
-        "username": node.username,
-        "known_hosts": ([pinned], [], []),
-        "server_host_key_algs": _host_key_algorithms(pinned),
-        "connect_timeout": node.connect_timeout,
-        "login_timeout": node.connect_timeout,
-        "agent_path": None,  # never the worker's own SSH agent
-        "config": [],  # nor its ~/.ssh/config
-        "preferred_auth": "publickey,keyboard-interactive,password",
-        "encryption_algs": list(ENCRYPTION_ALGS),
-    }
-    if node.private_key:
-        try:
-            key = _import_key(node.private_key, node.passphrase, private=True)
-        except (asyncssh.KeyImportError, ValueError):
-            raise ConnectorError(
-                "the private key cannot be read (wrong format or passphrase)"
-            ) from None
-        options["client_keys"] = [key]
-    else:
-        options["client_keys"] = []
-    if node.password:
-        options["password"] = node.password
-    elif not node.private_key:
-        raise ConnectorError("no SSH private key or password is stored for this cluster")
-    return options
 
 
 async def fetch_host_key(address: str, port: int, *, timeout: float = 15.0) -> str:
@@ -265,16 +141,6 @@ async def _stop(process: asyncssh.SSHClientProcess[str]) -> None:
                 continue
 
 
-def _succeeded(entry: dict[str, Any]) -> bool:
-    return entry["error"] is None and entry["exit_code"] == 0
-
-
-def _add_note(entry: dict[str, Any], note: str) -> None:
-    if note:
-        entry["note"] = f"{entry['note']}; {note}" if entry.get("note") else note
-
-
-# --- one session per node ---------------------------------------------------------------------
 #
 # A node's commands run in one remote shell session: one channel, one round trip, one login
 # shell, instead of one of each per command. The script (POSIX sh) frames each command's
@@ -296,8 +162,6 @@ def _add_note(entry: dict[str, Any], note: str) -> None:
 
 KILL_GRACE = 5  # s from a command's TERM at its time limit to its KILL
 BATCH_SLACK = 5.0  # s more the client waits for a command of the batch before it cuts the batch
-_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./,:+@%=-]+\Z")
-_SIGNALS = {int(s): s.name.removeprefix("SIG") for s in signal.Signals}
 
 # Each command's begin marker goes out with the previous command's end marker, in one write
 # per stream: fewer packets for both sides to handle. Where the client is gone (it cut the
@@ -350,25 +214,6 @@ trap : TERM
 kill -s TERM 0"""
 
 
-@dataclass(frozen=True)
-class _Step:
-    """One command of a node's batch. `plain`: its words run as they are (the GPU commands);
-    otherwise the login shell reads it, as on a channel of its own. Steps of one `group` stop
-    at the first that exits 0 (the kernel log: dmesg, else journalctl)."""
-
-    name: str
-    command: str
-    plain: bool = True
-    group: str = ""
-
-
-def _words(step: _Step) -> str:
-    words = step.command.split()
-    if step.plain and words and "=" not in words[0] and all(map(_PLAIN_WORD.match, words)):
-        return " ".join(words)
-    return '"${SHELL:-/bin/sh}" -c ' + shlex.quote(step.command)
-
-
 def _batch_script(nonce: str, steps: Sequence[_Step]) -> str:
     """The POSIX sh script running `steps` in order, each framed on both streams."""
     lines = [_SCRIPT.replace("@NONCE@", nonce).replace("@GRACE@", str(KILL_GRACE))]
@@ -382,108 +227,6 @@ def _batch_script(nonce: str, steps: Sequence[_Step]) -> str:
         lines.append(run)
     lines.append(_SCRIPT_END)
     return "\n".join(lines) + "\n"
-
-
-class _Splitter:
-    """One stream of a batch (stdout or stderr), split at its markers as it arrives; each
-    command's part is kept up to `limit` bytes."""
-
-    def __init__(self, nonce: str, limit: int) -> None:
-        self.nonce = nonce.encode()
-        self.limit = limit
-        self.marker = re.compile(re.escape(self.nonce) + rb":(?:h:(\d)|(\d+):b(?::(\d+))?)\n")
-        self.header: bytes | None = None
-        self.parts: dict[int, bytearray] = {}
-        self.status: dict[int, int] = {}
-        self.began: dict[int, float] = {}
-        self.pids: dict[int, int] = {}  # the process each command ran in (stdout's markers)
-        self.ended: dict[int, float] = {}
-        self.current: int | None = None
-        self.last = time.monotonic()  # when the last marker came
-        self.eof = False
-        self.stray = bytearray()  # the first bytes seen outside any command's frame
-        self._pending = b""
-
-    def _keep(self, data: bytes) -> None:
-        assert self.current is not None
-        part = self.parts[self.current]
-        room = self.limit - len(part)
-        if room > 0:
-            part += data[:room]
-
-    def _drop(self, data: bytes) -> None:
-        if len(self.stray) < 200:
-            self.stray += data[: 200 - len(self.stray)]
-
-    def feed(self, data: bytes, now: float) -> None:
-        buffer = self._pending + data
-        while True:
-            if self.current is None:
-                found = self.marker.search(buffer)
-                if found is None:
-                    # Anything between the commands (a shell's complaint, a banner) is dropped.
-                    keep = len(self.nonce) + 24
-                    self._drop(buffer[: max(len(buffer) - keep, 0)])
-                    self._pending = buffer[-keep:]
-                    return
-                self._drop(buffer[: found.start()])
-                if found.group(1) is not None:
-                    self.header = found.group(1)
-                else:
-                    self.current = int(found.group(2))
-                    self.parts[self.current] = bytearray()
-                    self.began[self.current] = now
-                    if found.group(3) is not None:
-                        self.pids[self.current] = int(found.group(3))
-                self.last = now
-                buffer = buffer[found.end() :]
-                continue
-            end = b"\n%s:%d:e:" % (self.nonce, self.current)
-            at = buffer.find(end)
-            if at < 0:
-                keep = len(end) - 1
-                if len(buffer) > keep:
-                    self._keep(buffer[: len(buffer) - keep])
-                    buffer = buffer[len(buffer) - keep :]
-                self._pending = buffer
-                return
-            line_end = buffer.find(b"\n", at + len(end))
-            if line_end < 0:  # the status is still on its way
-                self._keep(buffer[:at])
-                self._pending = buffer[at:]
-                return
-            self._keep(buffer[:at])
-            status = buffer[at + len(end) : line_end]
-            self.status[self.current] = int(status) if status.isdigit() else -1
-            self.ended[self.current] = now
-            self.current, self.last = None, now
-            buffer = buffer[line_end + 1 :]
-
-    def finish(self) -> None:
-        """The stream ended or was cut: what the current command printed so far is its part."""
-        if self.current is not None:
-            self._keep(self._pending)
-        else:
-            self._drop(self._pending)
-        self._pending = b""
-
-    def text(self, index: int) -> str:
-        return bytes(self.parts.get(index, b"")).decode("utf-8", "replace")[: self.limit]
-
-
-@dataclass
-class _Batch:
-    """What the batch gave: an entry per command it ran (None where it did not reach), and a
-    note for the commands that then run on channels of their own ("" when none need to)."""
-
-    entries: list[dict[str, Any] | None]
-    note: str = ""
-
-
-async def _pump(reader: Any, splitter: _Splitter) -> None:
-    while chunk := await reader.read(65536):
-        splitter.feed(chunk, time.monotonic())
-    splitter.eof = True
 
 
 def _deadline(out: _Splitter, timeout: float) -> float:
@@ -573,38 +316,6 @@ async def _run_batch(
     return batch
 
 
-def _batch_entry(
-    step: _Step,
-    index: int,
-    out: _Splitter,
-    err: _Splitter,
-    timeout: float,
-    timed_out: bool,
-    cut: str,
-    now: float,
-) -> dict[str, Any]:
-    seconds = out.ended.get(index, now) - out.began[index]
-    entry: dict[str, Any] = {
-        "name": step.name,
-        "command": step.command,
-        "exit_code": None,
-        "stdout": out.text(index),
-        "stderr": err.text(index),
-        "error": None,
-        "duration_s": round(seconds, 3),
-    }
-    status = out.status.get(index)
-    if status is None:
-        entry["error"] = cut or "the node's shell ended before the command did"
-    elif timed_out:  # it ran past its limit: the client had it signalled
-        entry["error"] = f"timed out after {timeout:g} s"
-    else:
-        entry["exit_code"] = status
-        if status - 128 in _SIGNALS and status > 128:
-            entry["error"] = f"killed by signal {_SIGNALS[status - 128]}"
-    return entry
-
-
 async def _batched(
     conn: asyncssh.SSHClientConnection, steps: Sequence[_Step], timeout: float
 ) -> _Batch:
@@ -623,7 +334,9 @@ async def _batched(
 
 
 async def _query_gpu(
-    conn: asyncssh.SSHClientConnection, timeout: float, first: dict[str, Any] | None = None
+    conn: asyncssh.SSHClientConnection,
+    timeout: float,
+    first: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """--query-gpu with the agent's fields, adapted to what the node's driver knows; `first`:
     the answer to the full field list when the batch already asked (another round trip only
@@ -650,7 +363,10 @@ async def _query_gpu(
         if not fields:
             break
     if dropped:
-        _add_note(entry, "fields this driver does not know were left out: " + ", ".join(dropped))
+        _add_note(
+            entry,
+            "fields this driver does not know were left out: " + ", ".join(dropped),
+        )
     return entry
 
 
