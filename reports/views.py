@@ -25,7 +25,7 @@ from reports.forms import (
     VerifyForm,
     WithdrawForm,
 )
-from reports.models import Decision, SheetStatus
+from reports.models import Decision, Sheet, SheetStatus
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -49,41 +49,43 @@ def _sheets_page(
     project = access.project
     invalid = any(f is not None and f.is_bound for f in (form, roles_form, recommendation_form))
     sheets, sheets_page = selectors.sheets_page_with_staleness(project, request.GET.get("page"))
-    return render(
-        request,
-        "reports/sheets.html",
-        {
-            "access": access,
-            "project": project,
-            "tab": "sheets",
-            "form": form or SheetGenerateForm(candidates=_candidate_choices(project)),
-            "roles_form": roles_form
-            or SigningRolesForm(
-                initial={
-                    "signing_roles": project.signing_roles,
-                    "one_signer_many_roles": project.one_signer_many_roles,
-                }
-            ),
-            "missing": selectors.sheet_missing(project, selectors.sheet_candidates(project, [])),
-            "freeze_form": ReviewFreezeForm(initial={"frozen": project.review_freeze}),
-            "recommendation_form": recommendation_form
-            or RecommendationForm(
-                candidates=_candidate_choices(project),
-                initial={
-                    "candidates": project.recommended,
-                    "reason": project.recommendation_reason,
-                    "conditions": project.recommendation_conditions,
-                },
-            ),
-            "signing_roles": [TeamRole(r).label for r in project.signing_roles],
-            "unheld_roles": [
-                TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
-            ],
-            "sheets": sheets,
-            "sheets_page": sheets_page,
-            "tables": exports.TABLE_LABELS.items(),
+    context = {
+        "access": access,
+        "project": project,
+        "tab": "sheets",
+        "form": form or SheetGenerateForm(candidates=_candidate_choices(project)),
+        "roles_form": roles_form or _signing_roles_form(project),
+        "missing": selectors.sheet_missing(project, selectors.sheet_candidates(project, [])),
+        "freeze_form": ReviewFreezeForm(initial={"frozen": project.review_freeze}),
+        "recommendation_form": recommendation_form or _recommendation_form(project),
+        "signing_roles": [TeamRole(r).label for r in project.signing_roles],
+        "unheld_roles": [
+            TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
+        ],
+        "sheets": sheets,
+        "sheets_page": sheets_page,
+        "tables": exports.TABLE_LABELS.items(),
+    }
+    return render(request, "reports/sheets.html", context, status=422 if invalid else 200)
+
+
+def _signing_roles_form(project: Project) -> SigningRolesForm:
+    return SigningRolesForm(
+        initial={
+            "signing_roles": project.signing_roles,
+            "one_signer_many_roles": project.one_signer_many_roles,
+        }
+    )
+
+
+def _recommendation_form(project: Project) -> RecommendationForm:
+    return RecommendationForm(
+        candidates=_candidate_choices(project),
+        initial={
+            "candidates": project.recommended,
+            "reason": project.recommendation_reason,
+            "conditions": project.recommendation_conditions,
         },
-        status=422 if invalid else 200,
     )
 
 
@@ -224,19 +226,10 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
     current = selectors.sheet_for_project(access.project, revision)
     errors: list[str] = []
     if request.method == "POST":
-        form = SignOffForm(request.POST)
-        if form.is_valid():
-            try:
-                services.signoff_record(sheet=current, user=request.user, **form.cleaned_data)
-            except PermissionDenied:
-                raise
-            except ValidationError as exc:
-                errors = exc.messages
-            else:
-                messages.success(request, _("Your decision is recorded."))
-                return redirect("reports:sheet", slug=slug, revision=revision)
-        else:
-            errors = [str(e) for es in form.errors.values() for e in es]
+        errors = _signoff_errors(request, current)
+        if not errors:
+            messages.success(request, _("Your decision is recorded."))
+            return redirect("reports:sheet", slug=slug, revision=revision)
     # A page that polls a rendering sheet gets the comparisons only with its last answer.
     polling = request.htmx and current.status in (SheetStatus.PENDING, SheetStatus.RENDERING)
     review = selectors.sheet_review(current, request.user, access, with_changes=not polling)
@@ -245,19 +238,11 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
         "project": access.project,
         "tab": "sheets",
         "sheet": current,
-        "decided": review.decided,
-        "stale": review.stale,
-        "since_freeze": review.since_freeze,
         "errors": errors,
-        "open_roles": review.open_roles,
-        "may_withdraw": review.may_withdraw,
-        "blocked_roles": review.blocked_roles,
         "decisions": Decision.choices,
-        "required": review.required,
-        "stuck": review.stuck,
-        "rejections": review.rejections,
         "tables": exports.TABLE_LABELS.items(),
         "role_labels": dict(TeamRole.choices),
+        **{name: getattr(review, name) for name in REVIEW_FIELDS},
     }
     if review.previous is not None:
         context["previous"] = review.previous
@@ -265,6 +250,32 @@ def sheet(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
     if request.htmx:
         return render(request, "reports/sheet_status.html#status", context)
     return render(request, "reports/sheet_detail.html", context, status=422 if errors else 200)
+
+
+# What the sheet page shows of the person's review of a revision (selectors.sheet_review).
+REVIEW_FIELDS = (
+    "decided",
+    "stale",
+    "since_freeze",
+    "open_roles",
+    "may_withdraw",
+    "blocked_roles",
+    "required",
+    "stuck",
+    "rejections",
+)
+
+
+def _signoff_errors(request: AuthedHttpRequest, sheet: Sheet) -> list[str]:
+    """Record the person's decision on the revision; what was wrong with it, if anything."""
+    form = SignOffForm(request.POST)
+    if not form.is_valid():
+        return [str(e) for es in form.errors.values() for e in es]
+    try:
+        services.signoff_record(sheet=sheet, user=request.user, **form.cleaned_data)
+    except ValidationError as exc:
+        return list(exc.messages)
+    return []
 
 
 @login_required

@@ -18,7 +18,7 @@ from evaluations.forms import (
     TeamSolutionForm,
 )
 from evaluations.history_labels import verb_label
-from evaluations.models import Membership, MembershipSource, Phase, Solution
+from evaluations.models import Candidate, Membership, MembershipSource, Phase, Solution
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
@@ -137,18 +137,7 @@ def candidate_update(request: AuthedHttpRequest, slug: str, candidate_slug: str)
     form: CandidateMoveForm | None = None
     if request.method == "POST":
         form = CandidateMoveForm(request.POST)
-        if form.is_valid():
-            changes = form.changes()
-            try:
-                services.candidate_update(
-                    candidate=candidate,
-                    actor=request.user,
-                    **changes,
-                )
-            except ValidationError as exc:
-                errors = exc.messages
-        else:
-            errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
+        errors = _candidate_move_errors(request, candidate, form)
         if not errors and not request.htmx:
             return redirect("evaluations:project_detail", slug=access.project.slug)
     editing = request.method == "GET" or bool(errors)
@@ -161,17 +150,24 @@ def candidate_update(request: AuthedHttpRequest, slug: str, candidate_slug: str)
             "candidate": selectors.candidate_for_project(access.project, candidate.slug),
         }
     )
+    template = "evaluations/candidate_edit.html"
     if request.htmx:
-        status = 422 if errors else 200
-        template = (
-            "evaluations/project_detail.html#card"
-            if request.method == "GET"
-            else "evaluations/project_detail.html#shortlist"
-        )
-        return render(request, template, context, status=status)
-    return render(
-        request, "evaluations/candidate_edit.html", context, status=422 if errors else 200
-    )
+        part = "card" if request.method == "GET" else "shortlist"
+        template = f"evaluations/project_detail.html#{part}"
+    return render(request, template, context, status=422 if errors else 200)
+
+
+def _candidate_move_errors(
+    request: AuthedHttpRequest, candidate: Candidate, form: CandidateMoveForm
+) -> list[str]:
+    """Apply a tier move or reason edit; what was wrong with it, if anything."""
+    if not form.is_valid():
+        return [str(e) for field_errors in form.errors.values() for e in field_errors]
+    try:
+        services.candidate_update(candidate=candidate, actor=request.user, **form.changes())
+    except ValidationError as exc:
+        return list(exc.messages)
+    return []
 
 
 @login_required

@@ -21,7 +21,7 @@ from evaluations.forms import (
     SuiteImportForm,
     TemplateApplyForm,
 )
-from evaluations.models import AcceptanceAction, Requirement
+from evaluations.models import AcceptanceAction, Project, Requirement
 from workbench.forms import form_add_service_error
 from workbench.languages import product_language
 from workbench.typing import AuthedHttpRequest
@@ -394,31 +394,9 @@ def suite_import(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     form = SuiteImportForm(request.POST or None, request.FILES or None)
     errors: list[tuple[int, str]] = []
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        parsed = suite_io.parse(upload.text, upload.name)
-        if parsed.ok:
-            try:
-                report = services.suite_import(
-                    project=access.project, actor=request.user, parsed=parsed
-                )
-            except ValidationError as exc:
-                errors = [(0, message) for message in exc.messages]
-            else:
-                messages.success(
-                    request,
-                    _(
-                        "Imported: %(req)d requirements and %(new)d actions created, "
-                        "%(upd)d actions updated."
-                    )
-                    % {
-                        "req": report.requirements_created,
-                        "new": report.actions_created,
-                        "upd": report.actions_updated,
-                    },
-                )
-                return redirect(_suite_url(access.project.slug))
-        else:
-            errors = parsed.errors
+        errors = _import_errors(request, access.project, form)
+        if not errors:
+            return redirect(_suite_url(access.project.slug))
     status = 422 if errors or form.errors else 200
     return render(
         request,
@@ -432,3 +410,28 @@ def suite_import(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         },
         status=status,
     )
+
+
+def _import_errors(
+    request: AuthedHttpRequest, project: Project, form: SuiteImportForm
+) -> list[tuple[int, str]]:
+    """Parse and apply an uploaded suite, all or nothing; the errors by line (0: the whole
+    file), none when it was imported."""
+    upload = form.cleaned_data["file"]
+    parsed = suite_io.parse(upload.text, upload.name)
+    if not parsed.ok:
+        return parsed.errors
+    try:
+        report = services.suite_import(project=project, actor=request.user, parsed=parsed)
+    except ValidationError as exc:
+        return [(0, message) for message in exc.messages]
+    messages.success(
+        request,
+        _("Imported: %(req)d requirements and %(new)d actions created, %(upd)d actions updated.")
+        % {
+            "req": report.requirements_created,
+            "new": report.actions_created,
+            "upd": report.actions_updated,
+        },
+    )
+    return []

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluations.api.access import api_project, request_person, request_token
-from evaluations.models import Project, TokenScope
+from evaluations.models import Candidate, Project, TokenScope
 from poc import selectors
 from poc.api.idempotency import idempotent
 from poc.api.outputs import CellRefOutput, ChangeCountsOutput
@@ -166,22 +166,9 @@ class ProbeListCreateApi(APIView):
             return Response({"detail": f"the body is not a JSON bundle: {exc}"[:300]}, 400)
         if not isinstance(bundle, dict):
             return Response({"detail": "the body must be a JSON object (the agent's bundle)"}, 400)
-        slug = request.query_params.get("candidate", "")
-        named = bundle.get("candidate")
-        if named is not None and not isinstance(named, str):
-            return Response({"detail": "candidate must be a string"}, status=400)
-        if slug and named and slug != named:
-            return Response(
-                {"detail": f"the bundle names candidate {named!r}, the URL {slug!r}"}, status=400
-            )
-        slug = slug or named or ""
-        if not slug:
-            return Response({"detail": "name the candidate: ?candidate=SLUG"}, status=400)
-        if problem := text_problem(slug):
-            return Response({"detail": f"candidate {problem}"}, status=400)
-        candidate = project.candidates.filter(slug=slug).first()
-        if candidate is None:
-            return Response({"detail": f"no candidate {slug[:80]!r} in this project"}, 404)
+        candidate = _bundle_candidate(request, project, bundle)
+        if isinstance(candidate, Response):
+            return candidate
         token = request_token(request)
         try:
             recorded = probe_services.probe_ingest_bundle(
@@ -220,3 +207,27 @@ class ProbeDetailApi(APIView):
             raise Http404
         api_project(request, run.project.slug)  # 404 for callers outside its project
         return Response(ProbeRunDetailOutput(run, context={"request": request}).data)
+
+
+def _bundle_candidate(
+    request: Request, project: Project, bundle: dict[str, Any]
+) -> Candidate | Response:
+    """The candidate a bundle is for: `?candidate=` or the bundle's own `candidate` (the two
+    must agree); a 400 or 404 answer saying what is wrong otherwise."""
+    slug = request.query_params.get("candidate", "")
+    named = bundle.get("candidate")
+    if named is not None and not isinstance(named, str):
+        return Response({"detail": "candidate must be a string"}, status=400)
+    if slug and named and slug != named:
+        return Response(
+            {"detail": f"the bundle names candidate {named!r}, the URL {slug!r}"}, status=400
+        )
+    slug = slug or named or ""
+    if not slug:
+        return Response({"detail": "name the candidate: ?candidate=SLUG"}, status=400)
+    if problem := text_problem(slug):
+        return Response({"detail": f"candidate {problem}"}, status=400)
+    candidate = project.candidates.filter(slug=slug).first()
+    if candidate is None:
+        return Response({"detail": f"no candidate {slug[:80]!r} in this project"}, 404)
+    return candidate

@@ -73,43 +73,20 @@ def cluster_edit(
     access = evaluation_selectors.project_access(request.user, slug, write=True)
     cluster = selectors.cluster_for_project(access.project, cluster_id) if cluster_id else None
     stored = cluster.secret_summary if cluster else {}
-    form = ClusterForm(request.POST or None, candidates=_candidates(access), stored=stored)
-    if request.method == "GET" and cluster is not None:
-        form = ClusterForm(
-            initial={
-                "name": cluster.name,
-                "candidate": cluster.candidate.slug,
-                "kind": cluster.kind,
-                "hosts": cluster.hosts,
-                "ssh_user": cluster.ssh_user,
-                "ssh_port": cluster.ssh_port,
-                "api_url": cluster.api_url,
-                "slurm_user": cluster.slurm_user,
-                "expected_gpus_per_node": cluster.expected_gpus_per_node,
-                "schedule_minutes": cluster.schedule_minutes,
-                "controlled_failures": cluster.controlled_failures,
-                "failure_namespace": cluster.failure_namespace,
-            },
-            candidates=_candidates(access),
-            stored=stored,
-        )
-    if request.method == "POST" and form.is_valid():
-        try:
-            saved = cluster_services.cluster_save(
-                project=access.project,
-                data=_data(form, access),
-                secrets=form.secrets(),
-                clear=tuple(form.cleaned_data["clear_secrets"]),
-                actor=request.user,
-                cluster=cluster,
-            )
-        except ValidationError as exc:
-            form_add_service_error(form, exc)
-        except credentials.CredentialsUnavailable as exc:
-            form.add_error(None, _("Credentials cannot be stored: %(e)s") % {"e": exc})
-        else:
-            messages.success(request, _("Cluster saved."))
-            return redirect("poc:cluster", slug=slug, cluster_id=saved.pk)
+    initial = None
+    if cluster is not None and request.method == "GET":
+        initial = {name: getattr(cluster, name) for name in EDITED_FIELDS}
+        initial["candidate"] = cluster.candidate.slug
+    form = ClusterForm(
+        request.POST or None,
+        initial=initial,
+        candidates=_candidates(access),
+        stored=stored,
+    )
+    saved = _cluster_saved(request, access, form, cluster) if request.method == "POST" else None
+    if saved is not None:
+        messages.success(request, _("Cluster saved."))
+        return redirect("poc:cluster", slug=slug, cluster_id=saved.pk)
     return render(
         request,
         "poc/cluster_edit.html",
@@ -123,6 +100,47 @@ def cluster_edit(
         },
         status=422 if form.errors else 200,
     )
+
+
+# The cluster's fields an edit form starts from (its candidate by slug; secrets never).
+EDITED_FIELDS = (
+    "name",
+    "kind",
+    "hosts",
+    "ssh_user",
+    "ssh_port",
+    "api_url",
+    "slurm_user",
+    "expected_gpus_per_node",
+    "schedule_minutes",
+    "controlled_failures",
+    "failure_namespace",
+)
+
+
+def _cluster_saved(
+    request: AuthedHttpRequest,
+    access: evaluation_selectors.ProjectAccess,
+    form: ClusterForm,
+    cluster: Cluster | None,
+) -> Cluster | None:
+    """Save a valid form's cluster; None, with the reason on the form, when refused."""
+    if not form.is_valid():
+        return None
+    try:
+        return cluster_services.cluster_save(
+            project=access.project,
+            data=_data(form, access),
+            secrets=form.secrets(),
+            clear=tuple(form.cleaned_data["clear_secrets"]),
+            actor=request.user,
+            cluster=cluster,
+        )
+    except ValidationError as exc:
+        form_add_service_error(form, exc)
+    except credentials.CredentialsUnavailable as exc:
+        form.add_error(None, _("Credentials cannot be stored: %(e)s") % {"e": exc})
+    return None
 
 
 def _detail(

@@ -14,10 +14,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
-from evaluations.models import Candidate
+from evaluations.models import AcceptanceAction, Candidate
 from poc import selectors
 from poc.forms import FlagForm, ProbeBindingForm, ProbeUploadForm
-from poc.models import ProbeSource, ProbeStatus
+from poc.models import ProbeNode, ProbeRun, ProbeSource, ProbeStatus
 from poc.probes import agent as probe_agent_module
 from poc.probes import present
 from poc.probes.rules import checks, health
@@ -89,41 +89,50 @@ def probe_upload(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             _("The pasted text is too long: upload it as a file instead."), candidates=choices
         )
         return _probes_page(request, access, form=form, status=413)
-    if valid:
-        upload = form.cleaned_data["file"]
-        if upload is not None and upload.size > limit:
-            form.add_error("file", _("The file is over the %(mb)s MB limit.") % {"mb": limit >> 20})
-        else:
-            candidate = next(c for c in candidates if c.slug == form.cleaned_data["candidate"])
-            data = upload.read() if upload is not None else form.cleaned_data["text"]
-            name = upload.name if upload is not None else _("pasted output")
-            try:
-                nodes = probe_services.nodes_from_text(
-                    data,
-                    name=name,
-                    host=form.cleaned_data["host"].strip(),
-                    expected_gpus=form.cleaned_data["expected_gpus"],
-                )
-                recorded = probe_services.probe_record(
-                    project=access.project,
-                    candidate=candidate,
-                    source=ProbeSource.UPLOAD,
-                    nodes=nodes,
-                    actor=request.user,
-                )
-            except probe_services.ProbeInputError as exc:
-                form.add_error("file" if upload is not None else "text", str(exc))
-            else:
-                messages.success(
-                    request,
-                    _("Probe output stored: %(gpus)s GPUs, %(verdict)s.")
-                    % {
-                        "gpus": recorded.run.gpu_count,
-                        "verdict": recorded.run.get_verdict_display(),
-                    },
-                )
-                return redirect("poc:probe_run", slug=slug, run_id=recorded.run.pk)
-    return _probes_page(request, access, form=form, status=422)
+    recorded = _upload_recorded(request, access, form, candidates) if valid else None
+    if recorded is None:
+        return _probes_page(request, access, form=form, status=422)
+    messages.success(
+        request,
+        _("Probe output stored: %(gpus)s GPUs, %(verdict)s.")
+        % {"gpus": recorded.run.gpu_count, "verdict": recorded.run.get_verdict_display()},
+    )
+    return redirect("poc:probe_run", slug=slug, run_id=recorded.run.pk)
+
+
+def _upload_recorded(
+    request: AuthedHttpRequest,
+    access: evaluation_selectors.ProjectAccess,
+    form: ProbeUploadForm,
+    candidates: list[Candidate],
+) -> probe_services.ProbeRecorded | None:
+    """Read and store a valid upload form's output; None, with the reason on the form, when
+    the file is too large or the output cannot be read."""
+    limit = settings.API_MAX_BODY_BYTES
+    upload = form.cleaned_data["file"]
+    if upload is not None and upload.size > limit:
+        form.add_error("file", _("The file is over the %(mb)s MB limit.") % {"mb": limit >> 20})
+        return None
+    candidate = next(c for c in candidates if c.slug == form.cleaned_data["candidate"])
+    data = upload.read() if upload is not None else form.cleaned_data["text"]
+    name = upload.name if upload is not None else _("pasted output")
+    try:
+        nodes = probe_services.nodes_from_text(
+            data,
+            name=name,
+            host=form.cleaned_data["host"].strip(),
+            expected_gpus=form.cleaned_data["expected_gpus"],
+        )
+        return probe_services.probe_record(
+            project=access.project,
+            candidate=candidate,
+            source=ProbeSource.UPLOAD,
+            nodes=nodes,
+            actor=request.user,
+        )
+    except probe_services.ProbeInputError as exc:
+        form.add_error("file" if upload is not None else "text", str(exc))
+        return None
 
 
 @login_required
@@ -142,31 +151,7 @@ def probe_run(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpRespons
             "poc/probe_run.html#progress",
             {"access": access, "project": access.project, "run": run, "active": active},
         )
-    nodes = []
-    for node in run.nodes.all():
-        if node.error:
-            nodes.append(
-                {
-                    "node": node,
-                    "facts": node.facts,
-                    "health": {},
-                    "gpus": [],
-                    "bars": [],
-                    "outputs": [o for o in run.outputs.all() if o.node_id == node.pk],
-                }
-            )
-            continue
-        judged = health.judge_node(node.facts)  # messages in the reader's language
-        nodes.append(
-            {
-                "node": node,
-                "facts": node.facts,
-                "health": judged,
-                "gpus": present.gpu_rows(node.facts, judged),
-                "bars": present.benchmark_bars(node.facts),
-                "outputs": [o for o in run.outputs.all() if o.node_id == node.pk],
-            }
-        )
+    nodes = [_node_shown(node, run) for node in run.nodes.all()]
     return render(
         request,
         "poc/probe_run.html",
@@ -181,6 +166,46 @@ def probe_run(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpRespons
             "cluster": present.cluster_summary(run.cluster_facts),
         },
     )
+
+
+def _node_shown(node: ProbeNode, run: ProbeRun) -> dict[str, object]:
+    """A node of a run as its page shows it: health (judged in the reader's language), GPU
+    rows and benchmark bars, unless the node could not be read; its raw outputs."""
+    outputs = [o for o in run.outputs.all() if o.node_id == node.pk]
+    if node.error:
+        return {
+            "node": node,
+            "facts": node.facts,
+            "health": {},
+            "gpus": [],
+            "bars": [],
+            "outputs": outputs,
+        }
+    judged = health.judge_node(node.facts)
+    return {
+        "node": node,
+        "facts": node.facts,
+        "health": judged,
+        "gpus": present.gpu_rows(node.facts, judged),
+        "bars": present.benchmark_bars(node.facts),
+        "outputs": outputs,
+    }
+
+
+def _binding_saved(
+    request: AuthedHttpRequest, action: AcceptanceAction, form: ProbeBindingForm
+) -> bool:
+    try:
+        probe_services.probe_binding_set(
+            action=action,
+            check=form.cleaned_data["check"],
+            params=form.cleaned_data["params"],
+            actor=request.user,
+        )
+    except ValidationError as exc:
+        form_add_service_error(form, exc)
+        return False
+    return True
 
 
 @login_required
@@ -272,20 +297,10 @@ def probe_check_edit(request: AuthedHttpRequest, slug: str, action_id: int) -> H
         messages.success(request, _("The action follows its template's check again."))
         return redirect("poc:probe_checks", slug=slug)
     form = ProbeBindingForm(request.POST or None, checks=choices)
-    if request.method == "POST" and form.is_valid():
-        try:
-            probe_services.probe_binding_set(
-                action=action,
-                check=form.cleaned_data["check"],
-                params=form.cleaned_data["params"],
-                actor=request.user,
-            )
-        except ValidationError as exc:
-            form_add_service_error(form, exc)
-        else:
-            messages.success(request, _("Saved."))
-            return redirect("poc:probe_checks", slug=slug)
-    elif request.method == "GET":
+    if request.method == "POST" and form.is_valid() and _binding_saved(request, action, form):
+        messages.success(request, _("Saved."))
+        return redirect("poc:probe_checks", slug=slug)
+    if request.method == "GET":
         check, params, _origin = present.current_binding(*selectors.probe_binding_of(action))
         form = ProbeBindingForm(
             initial={"check": check, "params": json.dumps(params) if check else ""},

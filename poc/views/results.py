@@ -280,16 +280,8 @@ def responsibility_edit(
     if area not in ResponsibilityArea.values:
         raise Http404
     current = selectors.responsibility_for(candidate, area)
-    initial = (
-        {
-            "party": current.party,
-            "person": current.person,
-            "escalation": current.escalation,
-            "note": current.note,
-        }
-        if current
-        else {}
-    )
+    fields = ("party", "person", "escalation", "note")
+    initial = {name: getattr(current, name) for name in fields} if current else {}
     form = ResponsibilityForm(request.POST or None, initial=initial)
     # Opened from the responsibilities grid (?grid=1): back to the grid, in place with htmx.
     from_grid = FlagForm("grid", request.GET).set
@@ -298,32 +290,8 @@ def responsibility_edit(
         if from_grid
         else reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
     )
-    if request.method == "POST":
-        done = False
-        if FlagForm("clear", request.POST).set:
-            services.responsibility_clear(candidate=candidate, area=area, actor=request.user)
-            done = True
-        elif form.is_valid():
-            try:
-                services.responsibility_set(
-                    candidate=candidate, area=area, actor=request.user, **form.cleaned_data
-                )
-            except ValidationError as exc:
-                form_add_service_error(form, exc)
-            else:
-                messages.success(request, _("Responsibility saved."))
-                done = True
-        if done:
-            if request.htmx:
-                response = HttpResponse(status=204)
-                if from_grid:
-                    # The grid is the page the editor opened on: load it again to show the
-                    # change (a redirect to the same page plus an anchor would only scroll).
-                    response["HX-Refresh"] = "true"
-                else:
-                    response["HX-Redirect"] = back
-                return response
-            return redirect(back)
+    if request.method == "POST" and _responsibility_saved(request, form, candidate, area):
+        return _responsibility_done(request, from_grid, back)
     context = {
         "access": access,
         "project": access.project,
@@ -335,10 +303,41 @@ def responsibility_edit(
         "current": current,
         "from_grid": from_grid,
     }
-    status = 422 if form.errors else 200
-    if request.htmx:
-        return render(request, "poc/responsibility_edit.html#editor", context, status=status)
-    return render(request, "poc/responsibility_edit.html", context, status=status)
+    template = "poc/responsibility_edit.html" + ("#editor" if request.htmx else "")
+    return render(request, template, context, status=422 if form.errors else 200)
+
+
+def _responsibility_saved(
+    request: AuthedHttpRequest, form: ResponsibilityForm, candidate: Candidate, area: str
+) -> bool:
+    """Clear the assignment, or save the form's; False when the form or the service refused."""
+    if FlagForm("clear", request.POST).set:
+        services.responsibility_clear(candidate=candidate, area=area, actor=request.user)
+        return True
+    if not form.is_valid():
+        return False
+    try:
+        services.responsibility_set(
+            candidate=candidate, area=area, actor=request.user, **form.cleaned_data
+        )
+    except ValidationError as exc:
+        form_add_service_error(form, exc)
+        return False
+    messages.success(request, _("Responsibility saved."))
+    return True
+
+
+def _responsibility_done(request: AuthedHttpRequest, from_grid: bool, back: str) -> HttpResponse:
+    if not request.htmx:
+        return redirect(back)
+    response = HttpResponse(status=204)
+    if from_grid:
+        # The grid is the page the editor opened on: load it again to show the change (a
+        # redirect to the same page plus an anchor would only scroll).
+        response["HX-Refresh"] = "true"
+    else:
+        response["HX-Redirect"] = back
+    return response
 
 
 @login_required
