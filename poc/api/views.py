@@ -122,7 +122,8 @@ class RunInput(serializers.Serializer):
     name = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
     commit = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    candidate = serializers.SlugField(required=False, allow_blank=True, default="")
+    # No default: "" would contradict the slug pattern in the schema (RunData's default is "").
+    candidate = serializers.SlugField(required=False, allow_blank=True)
 
 
 class ResultsInput(serializers.Serializer):
