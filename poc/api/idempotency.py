@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from evaluations.api.access import request_token
-from poc.models import IdempotencyRecord
+from poc.services.idempotency import KeyReused, idempotency_answer, idempotency_claim
 
 MAX_KEY_LENGTH = 200
 
@@ -34,15 +34,14 @@ def idempotent(request: Request, fingerprint: bytes, handler: Callable[[], Respo
     request_hash = digest.hexdigest()
     try:
         with transaction.atomic():
-            record, created = IdempotencyRecord.objects.get_or_create(
-                scope=scope, key=key, defaults={"request_hash": request_hash}
-            )
+            try:
+                record, created = idempotency_claim(scope=scope, key=key, request_hash=request_hash)
+            except KeyReused:
+                return Response(
+                    {"detail": "this Idempotency-Key was used for a different request"},
+                    status=422,
+                )
             if not created:
-                if record.request_hash != request_hash:
-                    return Response(
-                        {"detail": "this Idempotency-Key was used for a different request"},
-                        status=422,
-                    )
                 return Response(
                     record.response,
                     status=record.status_code,
@@ -51,9 +50,9 @@ def idempotent(request: Request, fingerprint: bytes, handler: Callable[[], Respo
             response = handler()
             if response.status_code >= 500 or response.status_code == 429:
                 raise _Rollback(response)  # not a final answer: let a retry run again
-            record.status_code = response.status_code
-            record.response = response.data
-            record.save(update_fields=["status_code", "response"])
+            idempotency_answer(
+                record=record, status_code=response.status_code, response=response.data
+            )
             return response
     except _Rollback as rollback:
         return rollback.response

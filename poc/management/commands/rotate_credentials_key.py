@@ -7,10 +7,9 @@ re-encrypted in its own transaction; a row that cannot be decrypted is named and
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 
 from poc import credentials
-from poc.models import Cluster
+from poc.services import clusters as cluster_services
 
 
 class Command(BaseCommand):
@@ -24,31 +23,15 @@ class Command(BaseCommand):
             self.stdout.write(credentials.new_key_text(f"k{len(_ids()) + 1}"))
             return
         try:
-            current = credentials.current_key_id()
+            report = cluster_services.cluster_credentials_rotate()
         except credentials.CredentialsUnavailable as exc:
             raise CommandError(str(exc)) from None
-        moved, kept, failed = 0, 0, []
-        for pk in Cluster.objects.exclude(secrets="").values_list("pk", flat=True):
-            with transaction.atomic():
-                row = Cluster.objects.select_for_update().get(pk=pk)
-                if credentials.key_id_of(row.secrets) == current:
-                    kept += 1
-                    continue
-                try:
-                    value = row.read_secrets()
-                except credentials.CredentialsUnavailable as exc:
-                    failed.append(f"cluster {row.pk} ({row.name}): {exc}")
-                    continue
-                row.secrets = credentials.encrypt(
-                    value, table=Cluster.TABLE, pk=row.pk, field="secrets"
-                )
-                row.save(update_fields=["secrets"])
-                moved += 1
         self.stdout.write(
-            f"re-encrypted {moved} cluster(s) under key {current!r}; {kept} already were"
+            f"re-encrypted {report.moved} cluster(s) under key {report.key_id!r}; "
+            f"{report.kept} already were"
         )
-        if failed:
-            raise CommandError("could not re-encrypt:\n  " + "\n  ".join(failed))
+        if report.failed:
+            raise CommandError("could not re-encrypt:\n  " + "\n  ".join(report.failed))
 
 
 def _ids() -> list[str]:

@@ -29,7 +29,13 @@ from poc.services.clusters.connection import (
 from poc.services.clusters.execution import Executor, probe_run_execute, run_has_facts
 from poc.services.clusters.executors import CANCEL_POLL_SECONDS, RELEASE_EVERY
 from poc.services.clusters.plans import FAILURE_LABEL_KEY, Planned, failure_label, planned_objects
-from poc.services.clusters.registry import ClusterData, cluster_delete, cluster_save
+from poc.services.clusters.registry import (
+    ClusterData,
+    KeyRotation,
+    cluster_credentials_rotate,
+    cluster_delete,
+    cluster_save,
+)
 from poc.services.clusters.runs import (
     LOST_AFTER,
     MAX_ATTEMPTS,
@@ -43,6 +49,8 @@ from poc.services.clusters.runs import (
 from poc.services.clusters.storing import MAX_CITED, ConnectorFacts
 
 __all__ = [
+    "KeyRotation",
+    "cluster_credentials_rotate",
     "CANCEL_POLL_SECONDS",
     "ClusterData",
     "ClusterUnreachable",

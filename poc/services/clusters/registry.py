@@ -1,7 +1,7 @@
 """Registering clusters: validation, encrypted secrets (kept when a form leaves
 them blank), history."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import User
@@ -188,3 +188,37 @@ def cluster_delete(*, cluster: Cluster, actor: User | None) -> None:
             project=cluster.project, actor=actor, verb="cluster.deleted", subject=cluster.name
         )
         cluster.delete()
+
+
+@dataclass
+class KeyRotation:
+    """What re-encrypting the stored credentials did, under which key."""
+
+    key_id: str
+    moved: int = 0
+    kept: int = 0
+    failed: list[str] = field(default_factory=list)  # "cluster 3 (name): reason"
+
+
+def cluster_credentials_rotate() -> KeyRotation:
+    """Re-encrypt every cluster's credentials under the first key of WORKBENCH_CREDENTIALS_KEYS,
+    each row in its own transaction; a row that cannot be decrypted is named and left as it
+    was. Raises CredentialsUnavailable when no key is configured."""
+    report = KeyRotation(key_id=credentials.current_key_id())
+    for pk in Cluster.objects.exclude(secrets="").values_list("pk", flat=True):
+        with transaction.atomic():
+            row = Cluster.objects.select_for_update().get(pk=pk)
+            if credentials.key_id_of(row.secrets) == report.key_id:
+                report.kept += 1
+                continue
+            try:
+                value = row.read_secrets()
+            except credentials.CredentialsUnavailable as exc:
+                report.failed.append(f"cluster {row.pk} ({row.name}): {exc}")
+                continue
+            row.secrets = credentials.encrypt(
+                value, table=Cluster.TABLE, pk=row.pk, field="secrets"
+            )
+            row.save(update_fields=["secrets"])
+            report.moved += 1
+    return report
