@@ -49,14 +49,13 @@ from poc.services.clusters.runs import (
 from poc.services.clusters.storing import MAX_CITED, ConnectorFacts
 
 __all__ = [
-    "KeyRotation",
-    "cluster_credentials_rotate",
     "CANCEL_POLL_SECONDS",
     "ClusterData",
     "ClusterUnreachable",
     "ConnectorFacts",
     "Executor",
     "FAILURE_LABEL_KEY",
+    "KeyRotation",
     "LOST_AFTER",
     "MAX_ATTEMPTS",
     "MAX_CITED",
@@ -68,6 +67,7 @@ __all__ = [
     "RunTimedOut",
     "UNREACHABLE_WORDS",
     "cluster_confirm_host_keys",
+    "cluster_credentials_rotate",
     "cluster_delete",
     "cluster_save",
     "cluster_test_connection",
