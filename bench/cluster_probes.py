@@ -164,9 +164,12 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
     from django.conf import settings
 
     from evaluations.models import Candidate, Project, Solution
-    from poc.models import Cluster, ProbeRun
-    from poc.services import clusters as services
-    from poc.services import probes as probe_services
+    from poc.probes.models import (
+        Cluster,
+        ProbeRun,
+    )
+    from poc.probes.services import clusters as services
+    from poc.probes.services import probes as probe_services
 
     settings.PROBE_CONCURRENCY = 8
     project = Project.objects.create(slug="bench-clusters", name="Bench clusters")

@@ -17,7 +17,11 @@ def build(index: int, candidates: int, actions: int, per_cell: int):  # type: ig
     from django.contrib.auth import get_user_model
 
     from evaluations.models import Candidate, Membership, Project, Solution
-    from poc.models import Outcome, Result, ResultCell
+    from poc.models import (
+        Outcome,
+        Result,
+        ResultCell,
+    )
 
     user, _ = get_user_model().objects.get_or_create(username="bench")
     project = Project.objects.create(name=f"Bench {index}", slug=f"bench-{index}")

@@ -108,8 +108,13 @@ def bench_upload() -> None:
     from evaluations.catalog import load_templates
     from evaluations.models import Candidate, Project, Solution, TemplateSet
     from evaluations.services import template_catalog_seed, template_set_apply
-    from poc.models import ProbeRun, Result
-    from poc.services import probes as probe_services
+    from poc.models import (
+        Result,
+    )
+    from poc.probes.models import (
+        ProbeRun,
+    )
+    from poc.probes.services import probes as probe_services
 
     call_command("seed_catalog", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
     project = Project.objects.create(slug="bench-probes", name="Bench probes")

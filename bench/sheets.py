@@ -62,7 +62,12 @@ def build(candidates: int = CANDIDATES, actions: int = ACTIONS, history: int = 1
     from django.contrib.auth import get_user_model
 
     from evaluations.models import Candidate, Project, Solution
-    from poc.models import Evidence, Outcome, Result, ResultCell
+    from poc.models import (
+        Evidence,
+        Outcome,
+        Result,
+        ResultCell,
+    )
 
     user = get_user_model().objects.create(username="bench")
     project = Project.objects.create(name="Sheet bench · 选型评估", slug="sheet-bench")

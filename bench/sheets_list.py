@@ -31,7 +31,9 @@ def main() -> None:
 
         from evaluations.services import membership_set
         from poc import services as poc_services
-        from poc.models import Result
+        from poc.models import (
+            Result,
+        )
         from reports import services
         from reports.models import Sheet, SheetStatus
 

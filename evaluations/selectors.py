@@ -143,6 +143,15 @@ def shortlist_candidates(project: Project) -> QuerySet[Candidate]:
     )
 
 
+def candidates_in_play(project: Project, *, include_all: bool = False) -> list[Candidate]:
+    """The candidates a review compares: the first tier and the alternatives (every candidate
+    with include_all), in shortlist order."""
+    queryset = Candidate.objects.filter(project=project).select_related("solution")
+    if not include_all:
+        queryset = queryset.filter(tier__in=[Tier.FIRST, Tier.ALTERNATIVE])
+    return list(queryset.order_by("position", "pk"))
+
+
 def candidate_for_project(project: Project, slug: str) -> Candidate:
     try:
         return Candidate.objects.select_related("solution", "solution__route").get(

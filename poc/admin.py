@@ -1,6 +1,11 @@
 from django.contrib import admin
 
-from poc.models import Boundary, Evidence, Responsibility, Result
+from poc.models import (
+    Boundary,
+    Evidence,
+    Responsibility,
+    Result,
+)
 from workbench.admin import ReadOnlyAdmin
 
 

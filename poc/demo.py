@@ -7,7 +7,13 @@ from django.db import transaction
 
 from evaluations.models import AcceptanceAction, Candidate, Project
 from poc import services
-from poc.models import Outcome, Party, Responsibility, ResponsibilityArea, ResultCell
+from poc.models import (
+    Outcome,
+    Party,
+    Responsibility,
+    ResponsibilityArea,
+    ResultCell,
+)
 
 # (candidate slug, action key, outcome, extra fields)
 DEMO_RESULTS: tuple[tuple[str, str, str, dict[str, object]], ...] = (

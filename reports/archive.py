@@ -59,18 +59,20 @@ from evaluations.models import (
 from evaluations.services.catalog import SOLUTION_TEXTS, TEAM_ENTRY_POSITION
 from poc.models import (
     Boundary,
-    Cluster,
     Evidence,
     Outcome,
-    ProbeBinding,
-    ProbeNode,
-    ProbeOutput,
-    ProbeRun,
     Responsibility,
     Result,
     ResultCell,
     Run,
     RunImport,
+)
+from poc.probes.models import (
+    Cluster,
+    ProbeBinding,
+    ProbeNode,
+    ProbeOutput,
+    ProbeRun,
 )
 from reports.models import Sheet, SignOff
 from workbench.hashing import sha256_chunks
@@ -79,7 +81,15 @@ from workbench.storage import files_removed_on_failure
 FORMAT = "workbench-project-archive/1"
 # Models that changed app since archives were first written: an older archive names them by
 # their old label (data.json in lower case, the manifest's counts as written).
-MOVED_MODELS = {"poc.ApiToken": "evaluations.ApiToken"}
+MOVED_MODELS = {
+    "poc.ApiToken": "evaluations.ApiToken",
+    # GPU evidence became its own app (label "probes").
+    "poc.Cluster": "probes.Cluster",
+    "poc.ProbeRun": "probes.ProbeRun",
+    "poc.ProbeNode": "probes.ProbeNode",
+    "poc.ProbeOutput": "probes.ProbeOutput",
+    "poc.ProbeBinding": "probes.ProbeBinding",
+}
 MAX_ARCHIVE_ENTRIES = 1_000_000
 MAX_UNPACKED_BYTES = 20 * 1024**3  # what the files of one project may add up to
 

@@ -8,7 +8,9 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from poc.models import Outcome
+from poc.models import (
+    Outcome,
+)
 
 # Shown at most; a revision rebuilt from scratch can differ in thousands of cells.
 LIMIT = 200

@@ -17,7 +17,9 @@ from openpyxl.utils import get_column_letter
 
 from evaluations.models import Tier
 from poc import selectors as poc_selectors
-from poc.models import Outcome
+from poc.models import (
+    Outcome,
+)
 from workbench.spreadsheets import formula_safe
 
 TABLES = ("matrix", "comparison", "responsibilities")

@@ -23,8 +23,16 @@ from evaluations.models import (
     Tier,
 )
 from evaluations.selectors import ProjectAccess, readiness_for_project
-from poc.models import Evidence, Outcome, ProbeRun, Result
-from poc.selectors import EVIDENCE_STATUSES, comparison_overview
+from poc.models import (
+    Evidence,
+    Outcome,
+    Result,
+)
+from poc.probes.models import (
+    ProbeRun,
+)
+from poc.probes.selectors import EVIDENCE_STATUSES
+from poc.selectors import comparison_overview
 from reports.diff import Changes, snapshot_changes
 from reports.models import (
     OPEN_STATUSES,

@@ -14,8 +14,14 @@ from django.utils import translation
 
 from evaluations.models import REQUIRED_SCENARIOS, AcceptanceAction, Candidate, Project, Scenario
 from poc import selectors as poc_selectors
-from poc.models import Evidence, Outcome, ResponsibilityArea, ResultCell
+from poc.models import (
+    Evidence,
+    Outcome,
+    ResponsibilityArea,
+    ResultCell,
+)
 from poc.probes import present
+from poc.probes import selectors as probe_selectors
 
 FORMAT = "workbench-sheet/2"  # 2: questions and product names beside keys
 AREAS = ResponsibilityArea.values
@@ -205,7 +211,7 @@ def _scenario_coverage(
 
 def _probe_facts(project: Project, chosen: list[Candidate]) -> list[dict[str, Any]]:
     """Each chosen candidate's latest probe run, in shortlist order."""
-    latest = poc_selectors.latest_probe_runs(project, chosen)
+    latest = probe_selectors.latest_probe_runs(project, chosen)
     return [present.sheet_probe_facts(latest[c.pk]) for c in chosen if c.pk in latest]
 
 

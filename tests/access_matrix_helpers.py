@@ -54,11 +54,11 @@ def project_objects(suite: dict[str, Any]) -> dict[str, Any]:
     from evaluations.models import Membership
     from evaluations.services import api_token_create, template_catalog_seed
     from poc import services
-    from poc.services import clusters as cluster_services
-    from poc.services import probes
+    from poc.probes.services import clusters as cluster_services
+    from poc.probes.services import probes
     from reports import services as sheet_services
     from reports.models import SheetStatus
-    from tests.poc.probes.helpers import bundle
+    from tests.probes.helpers import bundle
 
     template_catalog_seed(sets=load_templates())
     alpha, volcano, action = suite["alpha"], suite["volcano"], suite["actions"][0]
@@ -174,13 +174,15 @@ def stored_state() -> tuple:
     )
     from poc.models import (
         Boundary,
-        Cluster,
         Evidence,
-        ProbeBinding,
-        ProbeRun,
         Responsibility,
         Result,
         Run,
+    )
+    from poc.probes.models import (
+        Cluster,
+        ProbeBinding,
+        ProbeRun,
     )
     from reports.models import Sheet, SignOff
 

@@ -74,8 +74,8 @@ def test_every_module_the_map_names_imports() -> None:
 
 
 def test_the_map_check_finds_a_missing_name() -> None:
-    text = "See `poc/nowhere.py`, `poc/services/clusters/` and `poc.selectors.nothing_here`."
-    assert named_paths(text) == ["poc/nowhere.py", "poc/services/clusters/"]
+    text = "See `poc/nowhere.py`, `poc/probes/services/clusters/` and `poc.selectors.nothing_here`."
+    assert named_paths(text) == ["poc/nowhere.py", "poc/probes/services/clusters/"]
     assert not (ROOT / "poc/nowhere.py").exists()
     assert not resolves("poc.selectors.nothing_here")
     assert resolves("poc.selectors.matrix.MATRIX_ROWS_PER_PAGE")

@@ -1,12 +1,34 @@
-"""Dependencies run one way: reports -> poc -> evaluations -> workbench. An app may import the
-ones to its right, never one to its left (function-level imports included). The root URLconf
-mounts each app by dotted name, so it imports none of them."""
+"""Dependencies run one way: reports -> poc -> poc.probes -> evaluations -> workbench. An app may
+import the ones to its right, never one to its left (function-level imports included): GPU
+evidence (poc.probes, an app nested in poc's folder) knows nothing of the results built on it.
+The root URLconf mounts each app by dotted name, so it imports none of them."""
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("workbench", "evaluations", "poc", "reports")  # each may use those before it
+LAYERS = (
+    "workbench",
+    "evaluations",
+    "poc.probes",
+    "poc",
+    "reports",
+)  # each may use those before it
+
+
+def app_of(dotted: str) -> str | None:
+    """The app a dotted module belongs to: the longest layer that is it or holds it."""
+    found = [app for app in LAYERS if dotted == app or dotted.startswith(app + ".")]
+    return max(found, key=len) if found else None
+
+
+def files_of(root: Path, app: str) -> list[Path]:
+    """The app's files, without those of an app nested in its folder."""
+    return [
+        path
+        for path in sorted((root / app.replace(".", "/")).rglob("*.py"))
+        if app_of(".".join(path.relative_to(root).with_suffix("").parts)) == app
+    ]
 
 
 def imports_of(path: Path) -> list[tuple[int, str]]:
@@ -23,9 +45,9 @@ def violations(root: Path = ROOT) -> list[str]:
     rank = {app: n for n, app in enumerate(LAYERS)}
     out = []
     for app in LAYERS:
-        for path in sorted((root / app).rglob("*.py")):
+        for path in files_of(root, app):
             for line, module in imports_of(path):
-                target = module.split(".")[0]
+                target = app_of(module)
                 if target in rank and rank[target] > rank[app]:
                     out.append(f"{path.relative_to(root)}:{line} imports {module}")
     return out
@@ -39,10 +61,16 @@ def test_the_check_finds_an_upward_import(tmp_path: Path) -> None:
     # The walk itself: a poc module importing reports, even inside a function, is caught;
     # reports importing poc and evaluations is the allowed direction.
     for app in LAYERS:
-        (tmp_path / app).mkdir()
+        (tmp_path / app.replace(".", "/")).mkdir(parents=True, exist_ok=True)
     (tmp_path / "poc" / "x.py").write_text("def f():\n    from reports import api\n")
     (tmp_path / "reports" / "y.py").write_text("import poc.models\nfrom evaluations import x\n")
-    assert violations(tmp_path) == ["poc/x.py:2 imports reports"]
+    # GPU evidence may not use the results side that builds on it; poc may use GPU evidence.
+    (tmp_path / "poc" / "probes" / "z.py").write_text("from poc.services import ingest\n")
+    (tmp_path / "poc" / "w.py").write_text("from poc.probes import recording\n")
+    assert violations(tmp_path) == [
+        "poc/probes/z.py:1 imports poc.services",
+        "poc/x.py:2 imports reports",
+    ]
 
 
 # --- module cycles -------------------------------------------------------------------------
@@ -52,7 +80,7 @@ def app_modules(root: Path) -> dict[str, Path]:
     """Dotted module name -> file, for every module of the apps but their migrations."""
     modules = {}
     for app in LAYERS:
-        for path in sorted((root / app).rglob("*.py")):
+        for path in files_of(root, app):
             if "migrations" in path.parts:
                 continue
             parts = list(path.relative_to(root).with_suffix("").parts)
@@ -138,8 +166,8 @@ def test_no_module_cycle_even_through_imports_inside_functions() -> None:
 
 def test_the_check_finds_a_cycle_hidden_in_a_function(tmp_path: Path) -> None:
     for app in LAYERS:
-        (tmp_path / app).mkdir()
-        (tmp_path / app / "__init__.py").write_text("")
+        (tmp_path / app.replace(".", "/")).mkdir(parents=True, exist_ok=True)
+        (tmp_path / app.replace(".", "/") / "__init__.py").write_text("")
     (tmp_path / "reports" / "services.py").write_text("from reports.models import Sheet\n")
     (tmp_path / "reports" / "models.py").write_text("def f():\n    from . import tasks\n")
     (tmp_path / "reports" / "tasks.py").write_text("from reports import services\n")

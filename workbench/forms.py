@@ -3,6 +3,7 @@
 from django import forms
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 
@@ -30,4 +31,18 @@ class PreferenceForm(forms.Form):
     )
 
 
-__all__ = ["NON_FIELD_ERRORS", "PreferenceForm", "form_add_service_error"]
+class FlagForm(forms.Form):
+    """A button that says one thing ("reset", "clear", "with failures"), read through a form
+    like any other input."""
+
+    def __init__(self, name: str, data: QueryDict | None = None) -> None:
+        super().__init__(data)
+        self.name = name
+        self.fields[name] = forms.BooleanField(required=False)
+
+    @property
+    def set(self) -> bool:
+        return self.is_valid() and bool(self.cleaned_data[self.name])
+
+
+__all__ = ["NON_FIELD_ERRORS", "FlagForm", "PreferenceForm", "form_add_service_error"]

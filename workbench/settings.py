@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "axes",
     "workbench",
     "evaluations",
+    "poc.probes",
     "poc",
     "reports",
 ]
@@ -369,9 +370,9 @@ SHEET_SIGNING_PASSPHRASE = env_str(
     "SHEET_SIGNING_PASSPHRASE", "" if PRODUCTION else "workbench-dev"
 )
 
-# Cluster probes. Credentials are encrypted under these keys (poc/credentials.py): ID:KEY pairs,
-# the first one encrypting; development makes one under var/ when unset. Probes connect only
-# to the networks and host names listed here (CIDRs or names; empty: none).
+# Cluster probes. Credentials are encrypted under these keys (poc/probes/credentials.py): ID:KEY
+# pairs, the first one encrypting; development makes one under var/ when unset. Probes connect
+# only to the networks and host names listed here (CIDRs or names; empty: none).
 WORKBENCH_CREDENTIALS_KEYS = env_str("WORKBENCH_CREDENTIALS_KEYS")
 PROBE_ALLOWED_NETWORKS = env_list(
     "PROBE_ALLOWED_NETWORKS", [] if PRODUCTION else ["127.0.0.0/8", "::1/128"]
@@ -407,10 +408,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_THROTTLE_CLASSES": ["poc.api.throttling.CallerRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["evaluations.api.throttling.CallerRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"caller": env_str("API_THROTTLE_RATE", "600/minute")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "poc.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "evaluations.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Selection Workbench API",
@@ -423,7 +424,7 @@ SPECTACULAR_SETTINGS = {
     # Several models have a `status`: each choice set gets its own name in the schema.
     "ENUM_NAME_OVERRIDES": {
         "SheetStatusEnum": "reports.models.SheetStatus",
-        "ProbeStatusEnum": "poc.models.ProbeStatus",
+        "ProbeStatusEnum": "poc.probes.models.ProbeStatus",
     },
 }
 
@@ -509,7 +510,7 @@ CELERY_BEAT_SCHEDULE = {
     # Each project's phase, moved on with its state (framing -> ... -> decided).
     "project-phases": {"task": "reports.tasks.project_phases_task", "schedule": 60.0},
     # Responses kept for Idempotency-Key replays, forgotten after IDEMPOTENCY_KEEP_HOURS.
-    "idempotency-prune": {"task": "poc.tasks.idempotency_prune_task", "schedule": 3600.0},
+    "idempotency-prune": {"task": "evaluations.tasks.idempotency_prune_task", "schedule": 3600.0},
 }
 if LDAP_SERVER_URI and LDAP_SYNC_MINUTES > 0:
     # People gone from the directory lose access, and roles follow groups, between logins.

@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from django.core.files.storage import default_storage
 
@@ -18,3 +19,14 @@ def files_removed_on_failure() -> Iterator[list[str]]:
         for name in created:
             default_storage.delete(name)
         raise
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file already in storage (content-addressed) to cite as evidence of a result."""
+
+    name: str
+    file: str
+    sha256: str
+    size: int
+    content_type: str = "text/plain"

@@ -22,7 +22,7 @@ urlpatterns = [
     path("readyz/", views.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
     path("ci/workbench-ci.py", views.ci_client_download, name="ci_client_download"),
-    path("probe/", include("poc.public_urls")),
+    path("probe/", include("poc.probes.public_urls")),
     path("accounts/", include("evaluations.auth_urls")),
     path("accounts/oidc/", include("evaluations.oidc_urls")),
     path("accounts/preferences/", views.preferences, name="preferences"),

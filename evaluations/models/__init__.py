@@ -47,12 +47,13 @@ from evaluations.models.projects import (
 )
 from evaluations.models.shortlist import Candidate
 from evaluations.models.suite import AcceptanceAction, ActionKeyRename, Requirement
-from evaluations.models.tokens import ApiToken, TokenScope
+from evaluations.models.tokens import ApiToken, IdempotencyRecord, TokenScope
 
 __all__ = [
     "AcceptanceAction",
     "ActionKeyRename",
     "ApiToken",
+    "IdempotencyRecord",
     "AuditHead",
     "Candidate",
     "DEFAULT_SIGNING_ROLES",

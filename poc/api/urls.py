@@ -1,6 +1,7 @@
 from django.urls import path
 
-from poc.api import clusters, probes, views
+from poc.api import views
+from poc.probes.api import urls as probe_api_urls
 
 urlpatterns = [
     path("projects/<slug:slug>/matrix/", views.MatrixApi.as_view(), name="api_matrix"),
@@ -16,14 +17,5 @@ urlpatterns = [
         name="api_evidence_create",
     ),
     path("runs/<int:run_id>/", views.RunDetailApi.as_view(), name="api_run_detail"),
-    path(
-        "projects/<slug:slug>/probes/",
-        probes.ProbeListCreateApi.as_view(),
-        name="api_probes",
-    ),
-    path("probes/<int:run_id>/", probes.ProbeDetailApi.as_view(), name="api_probe_detail"),
-    path("projects/<slug:slug>/clusters/", clusters.ClusterListApi.as_view(), name="api_clusters"),
-    path(
-        "clusters/<int:cluster_id>/runs/", clusters.ClusterRunApi.as_view(), name="api_cluster_run"
-    ),
 ]
+urlpatterns += probe_api_urls.urlpatterns

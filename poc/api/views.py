@@ -17,11 +17,14 @@ from rest_framework.views import APIView
 
 from evaluations.api.access import api_project, request_person, request_token
 from evaluations.api.authentication import BearerTokenAuthentication, RawBodySessionAuthentication
+from evaluations.api.idempotency import idempotent
+from evaluations.api.outputs import CellRefOutput, ChangeCountsOutput
 from evaluations.models import Project, TokenScope
 from poc import selectors, services
-from poc.api.idempotency import idempotent
-from poc.api.outputs import CellRefOutput, ChangeCountsOutput
-from poc.models import Outcome, Run
+from poc.models import (
+    Outcome,
+    Run,
+)
 from workbench.hashing import sha256_chunks
 from workbench.text import text_problem
 

@@ -1,24 +1,12 @@
-"""The PoC app's data: results and their evidence, responsibilities, CI integration, probes."""
+"""The PoC app's data: results and their evidence, responsibilities, CI integration. GPU
+evidence (clusters, probe runs) is its own app: poc.probes."""
 
-from poc.models.clusters import SECRET_FIELDS, Cluster, ClusterKind
-from poc.models.probes import (
-    FINISHED_STATUSES,
-    ProbeBinding,
-    ProbeNode,
-    ProbeOutput,
-    ProbeRun,
-    ProbeSource,
-    ProbeStatus,
-    Verdict,
-    probe_output_upload_to,
-)
 from poc.models.results import (
     AppendOnlyError,
     Boundary,
     Change,
     Evidence,
     EvidenceKind,
-    IdempotencyRecord,
     Outcome,
     Party,
     Responsibility,
@@ -34,24 +22,13 @@ from poc.models.results import (
 
 __all__ = [
     "outcome_detail_problems",
-    "FINISHED_STATUSES",
-    "SECRET_FIELDS",
-    "Cluster",
-    "ClusterKind",
     "AppendOnlyError",
     "Boundary",
     "Change",
     "Evidence",
     "EvidenceKind",
-    "IdempotencyRecord",
     "Outcome",
     "Party",
-    "ProbeBinding",
-    "ProbeNode",
-    "ProbeOutput",
-    "ProbeRun",
-    "ProbeSource",
-    "ProbeStatus",
     "Responsibility",
     "ResponsibilityArea",
     "Result",
@@ -59,7 +36,5 @@ __all__ = [
     "Run",
     "RunImport",
     "Source",
-    "Verdict",
     "evidence_upload_to",
-    "probe_output_upload_to",
 ]

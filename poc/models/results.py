@@ -340,23 +340,3 @@ class RunImport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}: {self.result_count} results ({self.kind})"
-
-
-class IdempotencyRecord(models.Model):
-    """The first response to a POST with an Idempotency-Key, replayed for retries."""
-
-    scope = models.CharField(max_length=100)  # "token:<id>" or "user:<id>"
-    key = models.CharField(max_length=200)
-    request_hash = models.CharField(max_length=64)
-    status_code = models.PositiveSmallIntegerField(default=0)
-    response = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["scope", "key"], name="idempotency_unique_key")
-        ]
-        indexes = [models.Index(fields=["created_at"], name="idempotency_created")]
-
-    def __str__(self) -> str:
-        return f"{self.scope} {self.key}"

@@ -3,17 +3,9 @@
 Every page here runs a fixed number of queries whatever the size of the project.
 
 A module per page or topic: `matrix`, `comparison`, `side_by_side`, `runs` (CI runs and the
-API's reads), `probes`, `clusters`, `gaps` (integration gaps) and `search`.
+API's reads), `gaps` (integration gaps) and `search`.
 """
 
-from poc.selectors.clusters import (
-    cluster_for_project,
-    cluster_runs,
-    cluster_with_project,
-    clusters_for_project,
-    probe_run_counts,
-    result_counts,
-)
 from poc.selectors.comparison import (
     COMPARISON_INLINE_CELLS,
     COMPARISON_LIST_LIMIT,
@@ -53,23 +45,13 @@ from poc.selectors.matrix import (
     responsibility_for,
     result_for_project,
 )
-from poc.selectors.probes import (
-    EVIDENCE_STATUSES,
-    latest_probe_runs,
-    probe_binding_of,
-    probe_bindings_for_project,
-    probe_output_for_project,
-    probe_results_for_run,
-    probe_run_for_project,
-    probe_run_with_project,
-    probe_runs_for_project,
-)
 from poc.selectors.runs import (
     CHANGE_ORDER,
     DRILLDOWN_ROWS,
     ChangeGroup,
     PostDrilldown,
     matrix_api_data,
+    result_counts,
     result_with_project,
     run_drilldown,
     run_with_imports,
@@ -99,7 +81,6 @@ __all__ = [
     "CellState",
     "ChangeGroup",
     "DRILLDOWN_ROWS",
-    "EVIDENCE_STATUSES",
     "HISTORY_PER_PAGE",
     "IntegrationGap",
     "IntegrationGaps",
@@ -122,28 +103,15 @@ __all__ = [
     "candidates_in_play",
     "cell_detail",
     "cells_after_freeze",
-    "cluster_for_project",
-    "cluster_runs",
-    "cluster_with_project",
-    "clusters_for_project",
     "comparison_for_project",
     "comparison_list",
     "comparison_overview",
     "evidence_for_project",
     "integration_gaps_for_project",
-    "latest_probe_runs",
     "matrix_api_data",
     "matrix_for_project",
     "ordered_counts",
     "outcome_counts",
-    "probe_binding_of",
-    "probe_bindings_for_project",
-    "probe_output_for_project",
-    "probe_results_for_run",
-    "probe_run_counts",
-    "probe_run_for_project",
-    "probe_run_with_project",
-    "probe_runs_for_project",
     "responsibility_for",
     "responsibility_gaps",
     "result_counts",

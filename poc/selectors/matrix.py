@@ -27,8 +27,8 @@ from evaluations.models import (
     Dimension,
     Project,
     Requirement,
-    Tier,
 )
+from evaluations.selectors import candidates_in_play
 from poc.models import (
     Evidence,
     Outcome,
@@ -38,13 +38,6 @@ from poc.models import (
 )
 
 OUTCOME_ORDER = [Outcome.PASSED, Outcome.FAILED, Outcome.NOT_COVERED, Outcome.NEEDS_INTEGRATION]
-
-
-def candidates_in_play(project: Project, *, include_all: bool = False) -> list[Candidate]:
-    queryset = Candidate.objects.filter(project=project).select_related("solution")
-    if not include_all:
-        queryset = queryset.filter(tier__in=[Tier.FIRST, Tier.ALTERNATIVE])
-    return list(queryset.order_by("position", "pk"))
 
 
 @dataclass

@@ -166,3 +166,9 @@ def runs_for_project(project: Project, *, limit: int = 100) -> list[Run]:
         .prefetch_related(Prefetch("imports", queryset=RunImport.objects.select_related("token")))
         .order_by("-updated_at", "-pk")[:limit]
     )
+
+
+def result_counts() -> list[tuple[str, float]]:
+    """Results recorded, by source (for metrics)."""
+    rows = Result.objects.values_list("source").annotate(n=Count("pk")).order_by()
+    return [(source, float(n)) for source, n in rows]

@@ -29,6 +29,7 @@ from poc.models import (
 from poc.services.cells import lock_cells
 from workbench.bulk import bulk_insert
 from workbench.people import stored_user
+from workbench.storage import StoredFile
 from workbench.text import text_problem
 from workbench.typing import JSON, JSONObject
 
@@ -70,17 +71,6 @@ class RunData:
     url: str = ""
     commit: str = ""
     candidate: str = ""
-
-
-@dataclass(frozen=True)
-class StoredFile:
-    """A file already in storage (content-addressed) to cite as evidence of a result."""
-
-    name: str
-    file: str
-    sha256: str
-    size: int
-    content_type: str = "text/plain"
 
 
 @dataclass

@@ -288,7 +288,9 @@ def result_record_with_evidence(
 
 
 def evidence_storage_name(evidence: Evidence) -> str:
-    from poc.models import evidence_upload_to
+    from poc.models import (
+        evidence_upload_to,
+    )
 
     return evidence_upload_to(evidence, evidence.name)
 

@@ -9,7 +9,12 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from evaluations.models import Scenario
-from poc.models import Outcome, Verdict
+from poc.models import (
+    Outcome,
+)
+from poc.probes.models import (
+    Verdict,
+)
 from workbench.markdown import render_markdown
 
 register = template.Library()

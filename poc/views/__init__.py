@@ -1,1 +1,2 @@
-"""Browser pages of the PoC app: results (matrix, cells, comparison, CI) and GPU probes."""
+"""Browser pages of the PoC app: results (matrix, cells, comparison, CI). GPU probe pages are in
+poc.probes.views."""

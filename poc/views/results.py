@@ -19,13 +19,14 @@ from poc.forms import (
     ApiTokenForm,
     BoundaryForm,
     EvidenceForm,
-    FlagForm,
     MatrixFilterForm,
     ResponsibilityForm,
     ResultForm,
 )
-from poc.models import ResponsibilityArea
-from workbench.forms import form_add_service_error
+from poc.models import (
+    ResponsibilityArea,
+)
+from workbench.forms import FlagForm, form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
 MATRIX_TEMPLATE = "poc/matrix.html"

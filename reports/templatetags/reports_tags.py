@@ -2,7 +2,12 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
-from poc.models import Outcome, Verdict
+from poc.models import (
+    Outcome,
+)
+from poc.probes.models import (
+    Verdict,
+)
 
 register = template.Library()
 

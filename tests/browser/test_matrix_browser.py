@@ -7,7 +7,9 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from poc.models import Result
+from poc.models import (
+    Result,
+)
 from tests.factories import make_actions
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -4,7 +4,7 @@ node lists, a refusal's words) wraps or scrolls inside its tables, never the pag
 import pytest
 from playwright.sync_api import expect
 
-from tests.poc.clusters.test_cluster_facts_page import PARTITIONS, slurm_run
+from tests.probes.clusters.test_cluster_facts_page import PARTITIONS, slurm_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from poc.models import Evidence, ProbeRun, Result, Run
+from poc.models import (
+    Evidence,
+    Result,
+    Run,
+)
+from poc.probes.models import (
+    ProbeRun,
+)
 from reports.models import Sheet, SignOff
 from tests.access_matrix_helpers import (
     add_signers,
@@ -207,7 +214,7 @@ def test_a_member_session_with_its_csrf_token_posts_results_junit_and_evidence(
 
 @pytest.fixture
 def cluster(suite: dict[str, Any]) -> Any:
-    from poc.services import clusters as services
+    from poc.probes.services import clusters as services
 
     return services.cluster_save(
         project=suite["alpha"],

@@ -5,7 +5,10 @@ import json
 
 import pytest
 
-from poc.models import Result, Run
+from poc.models import (
+    Result,
+    Run,
+)
 from tests.poc.api_helpers import payload, post_results, token_client
 
 pytestmark = pytest.mark.django_db

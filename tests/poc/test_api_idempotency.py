@@ -7,7 +7,11 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from poc.models import IdempotencyRecord, Result, RunImport
+from evaluations.models import IdempotencyRecord
+from poc.models import (
+    Result,
+    RunImport,
+)
 from tests.poc.api_helpers import payload, post_results, token_client
 
 
@@ -123,7 +127,10 @@ def test_ten_concurrent_posts_to_one_new_run_make_one_run(suite) -> None:
     for thread in threads:
         thread.join(timeout=60)
     assert statuses == [201] * 10
-    from poc.models import ResultCell, Run
+    from poc.models import (
+        ResultCell,
+        Run,
+    )
 
     assert Run.objects.count() == 1
     assert Result.objects.count() == 10
@@ -137,7 +144,7 @@ def test_kept_responses_are_forgotten_after_the_keep_time(suite, settings) -> No
     from django.conf import settings as django_settings
     from django.utils import timezone
 
-    from poc.services.idempotency import idempotency_records_prune
+    from evaluations.services.idempotency import idempotency_records_prune
 
     settings.IDEMPOTENCY_KEEP_HOURS = 48
     client, _, _ = token_client(suite["alpha"])
@@ -154,4 +161,4 @@ def test_kept_responses_are_forgotten_after_the_keep_time(suite, settings) -> No
     fresh = post_results(client, "alpha", payload(_rows(suite)), **{"Idempotency-Key": "fresh"})
     assert fresh["Idempotent-Replayed"] == "true"
     beat = django_settings.CELERY_BEAT_SCHEDULE["idempotency-prune"]
-    assert beat["task"] == "poc.tasks.idempotency_prune_task"
+    assert beat["task"] == "evaluations.tasks.idempotency_prune_task"

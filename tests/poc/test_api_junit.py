@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from poc.junit import JUnitError, outcomes_by_action, parse_testcases
-from poc.models import Result, Run, RunImport
+from poc.models import (
+    Result,
+    Run,
+    RunImport,
+)
 from tests.poc.api_helpers import token_client
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@
 
 import pytest
 
-from poc.api.throttling import CallerRateThrottle
+from evaluations.api.throttling import CallerRateThrottle
 from tests.poc.api_helpers import token_client
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,13 @@ import json
 import pytest
 
 from evaluations import services as evaluation_services
-from poc.models import Evidence, Result, ResultCell, Run, RunImport
+from poc.models import (
+    Evidence,
+    Result,
+    ResultCell,
+    Run,
+    RunImport,
+)
 from tests.poc.api_helpers import payload, post_results, token_client
 
 pytestmark = pytest.mark.django_db

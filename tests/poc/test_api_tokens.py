@@ -10,7 +10,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from evaluations.models import ApiToken
-from poc.models import Result
+from poc.models import (
+    Result,
+)
 from tests.poc.api_helpers import payload, post_results, token_client
 
 pytestmark = pytest.mark.django_db

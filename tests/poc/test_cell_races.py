@@ -8,7 +8,10 @@ import pytest
 from django.db import connection
 
 from poc import services
-from poc.models import Result, ResultCell
+from poc.models import (
+    Result,
+    ResultCell,
+)
 from poc.services.ingest import RunData, results_ingest, validate_rows
 
 pytestmark = pytest.mark.django_db(transaction=True)

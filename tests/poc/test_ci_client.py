@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from poc.models import Result, RunImport
+from poc.models import (
+    Result,
+    RunImport,
+)
 from tests.poc.api_helpers import token_client
 from workbench import ci_client
 

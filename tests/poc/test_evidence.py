@@ -9,7 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from poc import services
-from poc.models import Evidence, ResultCell
+from poc.models import (
+    Evidence,
+    ResultCell,
+)
 from poc.services import detect_content_type, sanitize_filename
 from poc.services import results as results_services
 
@@ -142,7 +145,9 @@ def test_evidence_of_another_project_is_404(suite, result, login) -> None:
 
 
 def test_an_upload_larger_than_any_limit_is_refused_before_it_is_read(suite, login) -> None:
-    from poc.models import Evidence
+    from poc.models import (
+        Evidence,
+    )
 
     client = login(suite["alice"])
     result = services.result_record(
@@ -172,7 +177,9 @@ def test_an_upload_larger_than_any_limit_is_refused_before_it_is_read(suite, log
 def test_each_upload_route_refuses_past_its_own_limit_before_reading(suite, login) -> None:
     """A 60 MB evidence file is over the evidence limit though under the sheet-verify one: it is
     refused from its Content-Length (the body here is five bytes: nothing more is read)."""
-    from poc.models import Evidence
+    from poc.models import (
+        Evidence,
+    )
 
     client = login(suite["alice"])
     result = services.result_record(
@@ -226,7 +233,9 @@ def test_the_route_limits_follow_the_settings(settings) -> None:
 def test_a_result_and_its_evidence_are_recorded_in_one_step(suite, login, settings) -> None:
     """The result form takes a file (or a link) with the outcome: one post stores both, and a
     refused file stores neither."""
-    from poc.models import Result
+    from poc.models import (
+        Result,
+    )
 
     client = login(suite["bob"])
     quota, job = suite["actions"][0], suite["actions"][1]

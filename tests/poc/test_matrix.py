@@ -276,7 +276,9 @@ def test_each_cell_keeps_its_latest_effort(suite) -> None:
 
     from django.apps import apps
 
-    from poc.models import ResultCell
+    from poc.models import (
+        ResultCell,
+    )
     from tests.poc.api_helpers import payload, post_results, token_client
 
     _record(suite)

@@ -9,7 +9,11 @@ from django.urls import reverse
 from evaluations import services as evaluation_services
 from evaluations.models import ProjectEvent
 from poc import services
-from poc.models import AppendOnlyError, Result, ResultCell
+from poc.models import (
+    AppendOnlyError,
+    Result,
+    ResultCell,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -288,7 +292,9 @@ def test_integration_gaps_add_up_by_owning_team_across_candidates(suite, login) 
 
 
 def test_the_responsibility_grid_marks_gaps_and_edits_in_place(suite, login) -> None:
-    from poc.models import Responsibility
+    from poc.models import (
+        Responsibility,
+    )
 
     volcano = suite["volcano"]
     bob = login(suite["bob"])

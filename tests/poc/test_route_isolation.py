@@ -12,17 +12,19 @@ from evaluations.models import ApiToken
 from poc import services
 from poc.models import (
     Boundary,
-    Cluster,
     Evidence,
-    ProbeBinding,
-    ProbeRun,
     Responsibility,
     Result,
     Run,
 )
-from poc.services import clusters as cluster_services
-from poc.services import probes
-from tests.poc.probes.helpers import bundle
+from poc.probes.models import (
+    Cluster,
+    ProbeBinding,
+    ProbeRun,
+)
+from poc.probes.services import clusters as cluster_services
+from poc.probes.services import probes
+from tests.probes.helpers import bundle
 from tests.urlwalk import iter_routes
 
 pytestmark = pytest.mark.django_db

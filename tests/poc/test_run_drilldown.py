@@ -11,7 +11,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from poc import services
-from poc.models import Change, Result, RunImport
+from poc.models import (
+    Change,
+    Result,
+    RunImport,
+)
 from tests.poc.api_helpers import payload, post_results, token_client
 
 pytestmark = pytest.mark.django_db

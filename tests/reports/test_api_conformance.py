@@ -11,10 +11,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from poc.services import clusters as cluster_services
+from poc.probes.services import clusters as cluster_services
 from reports import services as sheet_services
 from tests.poc.api_helpers import token_client
-from tests.poc.probes.helpers import bundle
+from tests.probes.helpers import bundle
 from tests.reports.helpers import approve_all, rendered
 
 pytestmark = pytest.mark.django_db
@@ -124,7 +124,9 @@ def test_every_documented_answer_matches_a_real_one(evaluation, openapi) -> None
     )
     call("/api/v1/runs/{run_id}/", "get", f"/api/v1/runs/{posted['run']['id']}/", 200)
     call("/api/v1/projects/{slug}/matrix/", "get", "/api/v1/projects/alpha/matrix/", 200)
-    from poc.models import Result
+    from poc.models import (
+        Result,
+    )
 
     result = Result.objects.filter(candidate=volcano).latest("pk")
     call(

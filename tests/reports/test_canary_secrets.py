@@ -15,7 +15,7 @@ from celery.signals import before_task_publish
 from django.db import connection
 
 from evaluations.models import ProjectEvent
-from poc.services import clusters as cluster_services
+from poc.probes.services import clusters as cluster_services
 from reports import services
 from reports.signing import create_self_signed_p12
 from tests.poc.api_helpers import payload, post_results, token_client

@@ -23,13 +23,24 @@ from rest_framework.test import APIClient
 from evaluations.models import ApiToken, AuditHead, Project, ProjectEvent
 from evaluations.selectors import audit_chain_break
 from evaluations.services import api_token_create, api_token_find
-from poc.models import Cluster, Evidence, ProbeOutput, Result
-from poc.services import clusters as cluster_services
-from poc.services import evidence_attach_file, probes
+from poc.models import (
+    Evidence,
+    Result,
+)
+from poc.probes.models import (
+    Cluster,
+    ProbeBinding,
+    ProbeNode,
+    ProbeOutput,
+    ProbeRun,
+)
+from poc.probes.services import clusters as cluster_services
+from poc.probes.services import probes
+from poc.services import evidence_attach_file
 from reports.archive import ArchiveError, archive_bytes, import_project
 from reports.models import Sheet
 from reports.verify import verify_pdf
-from tests.poc.probes.helpers import bundle
+from tests.probes.helpers import bundle
 from tests.reports.helpers import approve_all, rendered
 
 pytestmark = pytest.mark.django_db
@@ -180,6 +191,46 @@ def test_an_archive_written_before_tokens_moved_restores(full_project) -> None:
     assert report.tokens_skipped == 0
     token = ApiToken.objects.get(project=report.project)
     assert api_token_find(full_project["token"]) == token
+
+
+def test_an_archive_written_before_gpu_evidence_had_its_own_app_restores(full_project) -> None:
+    # Archives written when clusters and probe runs were poc's name them "poc.cluster",
+    # "poc.proberun", ... in data.json and "poc.Cluster", ... in the manifest's counts.
+    moved = ["Cluster", "ProbeRun", "ProbeNode", "ProbeOutput", "ProbeBinding"]
+    alpha = full_project["alpha"]
+    before = {
+        name: model.objects.filter(**{lookup: alpha}).count()
+        for name, model, lookup in _probe_rows()
+    }
+    assert before["Cluster"] and before["ProbeRun"] and before["ProbeOutput"]
+
+    def as_before(name: str, data: bytes) -> bytes:
+        for model in moved:
+            label = model.lower() if name == "data.json" else model
+            data = data.replace(f'"probes.{label}"'.encode(), f'"poc.{label}"'.encode())
+        if name in ("data.json", "manifest.json"):
+            assert b'"probes.' not in data
+        return data
+
+    old = _rewritten(archive_bytes(alpha), as_before)
+    _lose_everything()
+    report = import_project(io.BytesIO(old))
+    after = {
+        name: model.objects.filter(**{lookup: report.project}).count()
+        for name, model, lookup in _probe_rows()
+    }
+    assert after == before
+    assert all(report.counts.get(f"probes.{name}", 0) == before[name] for name in moved)
+
+
+def _probe_rows() -> list[tuple[str, Any, str]]:
+    return [
+        ("Cluster", Cluster, "project"),
+        ("ProbeRun", ProbeRun, "project"),
+        ("ProbeNode", ProbeNode, "run__project"),
+        ("ProbeOutput", ProbeOutput, "run__project"),
+        ("ProbeBinding", ProbeBinding, "project"),
+    ]
 
 
 def _rewritten(archive: bytes, change: Any) -> bytes:

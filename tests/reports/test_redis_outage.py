@@ -14,12 +14,15 @@ import redis
 from django.conf import settings as django_settings
 from django.db.models import Count
 
-from poc.api.throttling import CallerRateThrottle
-from poc.models import Result, Run
+from evaluations.api.throttling import CallerRateThrottle
+from poc.models import (
+    Result,
+    Run,
+)
 from reports import services
 from reports.models import Sheet, SheetStatus
 from tests.poc.api_helpers import payload, post_results, token_client
-from tests.poc.clusters.test_outbox import Broker, broker  # noqa: F401 - the fixture
+from tests.probes.clusters.test_outbox import Broker, broker  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.django_db
 

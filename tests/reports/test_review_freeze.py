@@ -11,7 +11,10 @@ from evaluations import services as evaluation_services
 from evaluations.models import AcceptanceAction, Candidate, Project
 from evaluations.services import ScopeFrozen
 from poc import services as poc_services
-from poc.models import Responsibility, ResultCell
+from poc.models import (
+    Responsibility,
+    ResultCell,
+)
 from reports import services
 from reports.models import Sheet, SheetStatus
 from tests.reports.helpers import approve_all

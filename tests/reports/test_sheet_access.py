@@ -254,7 +254,9 @@ def test_the_list_judges_staleness_from_a_cached_fingerprint_that_follows_every_
 
     from evaluations import services as evaluation_services
     from poc import services as poc_services
-    from poc.models import Result
+    from poc.models import (
+        Result,
+    )
 
     client = login(evaluation["bob"])
     url = reverse("reports:sheets", args=["alpha"])

@@ -9,7 +9,9 @@ from django.urls import reverse
 
 from evaluations import services as evaluation_services
 from poc import services as poc_services
-from poc.models import ResultCell
+from poc.models import (
+    ResultCell,
+)
 from reports import services
 from reports.diff import LIMIT, Change, snapshot_changes
 from tests.factories import CandidateFactory, make_actions

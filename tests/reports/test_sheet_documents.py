@@ -235,7 +235,9 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from evaluations import services as evaluation_services
-    from poc.models import ResultCell
+    from poc.models import (
+        ResultCell,
+    )
     from tests.factories import CandidateFactory
 
     alpha, volcano = evaluation["alpha"], evaluation["volcano"]

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from poc.services import probes
+from poc.probes.services import probes
 from reports import services
 from reports.selectors import sheet_is_stale
-from tests.poc.probes.helpers import XID_79, bundle, h200_bench
+from tests.probes.helpers import XID_79, bundle, h200_bench
 from tests.reports.helpers import rendered
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,12 @@ from django.urls import reverse
 
 from evaluations.models import Candidate, Project, ProjectEvent, Solution
 from evaluations.services import event_record
-from poc.models import Boundary, Evidence, Responsibility, Result
+from poc.models import (
+    Boundary,
+    Evidence,
+    Responsibility,
+    Result,
+)
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -26,7 +26,6 @@ from typing import Any
 
 import asyncssh
 
-from poc.probes import agent
 from poc.probes.connectors.ssh.connection import (
     _RUN_KEYS,
     ENCRYPTION_ALGS,
@@ -47,6 +46,7 @@ from poc.probes.connectors.ssh.script import (
     _succeeded,
     _words,
 )
+from poc.probes.node import agent
 
 __all__ = [
     "BATCH_SLACK",

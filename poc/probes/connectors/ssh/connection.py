@@ -12,7 +12,7 @@ from typing import Any
 
 import asyncssh
 
-from poc.probes import agent
+from poc.probes.node import agent
 
 
 class ConnectorError(Exception):

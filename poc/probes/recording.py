@@ -1,0 +1,80 @@
+"""Where a probe run's verdicts go, without GPU evidence knowing the results they feed.
+
+Dependencies run one way: the results side (poc) builds on GPU evidence, never the reverse. A
+stored probe run still has to become PoC results for the actions bound to a check, and its page
+lists them; the results side registers a `Recorder` at start-up (poc.apps) that does both. With
+none registered (GPU evidence on its own), a run records nothing and lists nothing.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from django.contrib.auth.models import User
+
+from evaluations.models import ApiToken
+from poc.probes.facts import NodeFacts
+from poc.probes.models import ProbeRun
+from workbench.storage import StoredFile
+from workbench.typing import JSONObject
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the results side made of a run's verdicts: the results run they went into, how many
+    were stored, the change counts (new, unchanged, changed, regressed, recovered) and the cells
+    that regressed or recovered ({"candidate": slug, "action": key})."""
+
+    results_run: int
+    stored: int
+    changes: dict[str, int]
+    regressed: list[dict[str, str]] = field(default_factory=list)
+    recovered: list[dict[str, str]] = field(default_factory=list)
+
+
+class Recorder(Protocol):
+    def record(
+        self,
+        run: ProbeRun,
+        facts: list[NodeFacts],
+        cited: list[StoredFile],
+        *,
+        actor: User | None,
+        token: ApiToken | None,
+        cluster_facts: JSONObject | None,
+    ) -> Recorded | None:
+        """Record the run's verdicts as results, inside the caller's transaction; None when no
+        action is bound to a check."""
+        ...
+
+    def results_of(self, run: ProbeRun) -> Sequence[Any]:
+        """The results the run recorded, for its page (each with .action, .outcome, ...)."""
+        ...
+
+
+_recorders: list[Recorder] = []
+
+
+def recorder_register(recorder: Recorder) -> None:
+    """Called once by the results side's AppConfig.ready (a second call replaces the first)."""
+    _recorders[:] = [recorder]
+
+
+def run_record(
+    run: ProbeRun,
+    facts: list[NodeFacts],
+    cited: list[StoredFile],
+    *,
+    actor: User | None,
+    token: ApiToken | None = None,
+    cluster_facts: JSONObject | None = None,
+) -> Recorded | None:
+    if not _recorders:
+        return None
+    return _recorders[0].record(
+        run, facts, cited, actor=actor, token=token, cluster_facts=cluster_facts
+    )
+
+
+def run_results(run: ProbeRun) -> Sequence[Any]:
+    return _recorders[0].results_of(run) if _recorders else []

@@ -1,0 +1,1 @@
+"""Browser pages of GPU evidence: probe runs and uploads (`probes`), clusters (`clusters`)."""

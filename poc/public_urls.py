@@ -1,7 +1,0 @@
-from django.urls import path
-
-from poc.views import probes
-
-urlpatterns = [
-    path("workbench-probe.py", probes.agent_download, name="probe_agent_download"),
-]
