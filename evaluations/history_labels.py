@@ -40,6 +40,8 @@ VERB_LABELS = {
     "responsibility.set": _("assigned a responsibility"),
     "responsibility.cleared": _("cleared a responsibility"),
     "boundary.updated": _("changed boundaries"),
+    "terms.changed": _("changed terms"),
+    "confirmation.updated": _("changed who confirms a term"),
     "token.created": _("created an API token"),
     "token.revoked": _("revoked an API token"),
     "cluster.registered": _("registered a cluster"),

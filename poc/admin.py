@@ -1,7 +1,6 @@
 from django.contrib import admin
 
 from poc.models import (
-    Boundary,
     Evidence,
     Responsibility,
     Result,
@@ -27,8 +26,3 @@ class EvidenceAdmin(ReadOnlyAdmin):
 @admin.register(Responsibility)
 class ResponsibilityAdmin(ReadOnlyAdmin):
     list_display = ["project", "candidate"]
-
-
-@admin.register(Boundary)
-class BoundaryAdmin(ReadOnlyAdmin):
-    list_display = ["candidate"]

@@ -100,21 +100,6 @@ class ResponsibilityForm(forms.Form):
     )
 
 
-class BoundaryForm(forms.Form):
-    license_model = forms.CharField(
-        label=_("License model"), required=False, widget=forms.Textarea(attrs={"rows": 2})
-    )
-    support_terms = forms.CharField(
-        label=_("Support terms"), required=False, widget=forms.Textarea(attrs={"rows": 2})
-    )
-    upgrade_cadence = forms.CharField(
-        label=_("Upgrade cadence"), required=False, widget=forms.Textarea(attrs={"rows": 2})
-    )
-    exit_plan = forms.CharField(
-        label=_("Exit and migration plan"), required=False, widget=forms.Textarea(attrs={"rows": 2})
-    )
-
-
 class ApiTokenForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=100, help_text=_("e.g. gitlab-poc-volcano"))
     scopes = forms.MultipleChoiceField(

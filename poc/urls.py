@@ -31,11 +31,6 @@ urlpatterns = [
         views.responsibility_edit,
         name="responsibility_edit",
     ),
-    path(
-        "<slug:slug>/comparison/<slug:candidate_slug>/boundaries/",
-        views.boundary_edit,
-        name="boundary_edit",
-    ),
     path("<slug:slug>/ci/tokens/", views.tokens, name="tokens"),
     path("<slug:slug>/ci/tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
     path("<slug:slug>/ci/runs/", views.runs, name="runs"),

@@ -8,10 +8,10 @@ The archive is a zip file:
 * `data.json`: the rows in Django's serialization format, parents before children;
 * `files/<name>`: every stored file the rows name (evidence, raw probe outputs, sheet PDFs).
 
-Everything that belongs to the project travels: framing, memberships, candidates, the
-acceptance suite, the whole result history with its evidence, runs, responsibilities,
-boundaries, probe runs with their raw outputs, check bindings, sheets with their PDFs and
-sign-offs, the history chain, and API tokens (as their hashes: a token keeps working after a
+Everything that belongs to the project travels: framing, memberships, candidates, the acceptance
+suite, the whole result history with its evidence, runs, responsibilities, terms and what is
+still to be confirmed, probe runs with their raw outputs, check bindings, sheets with their PDFs
+and sign-offs, the history chain, and API tokens (as their hashes: a token keeps working after a
 restore). Cluster credentials do not travel: they are encrypted under this instance's keys and
 bound to their rows, so a restored cluster has to be given them again. Idempotency records and
 queued e-mail notices are transient and left out.
@@ -58,7 +58,6 @@ from evaluations.models import (
 )
 from evaluations.services.catalog import SOLUTION_TEXTS, TEAM_ENTRY_POSITION
 from poc.models import (
-    Boundary,
     Evidence,
     Outcome,
     Responsibility,
@@ -75,6 +74,8 @@ from poc.probes.models import (
     ProbeRun,
 )
 from reports.models import Sheet, SignOff
+from reports.procurement.models import Confirmation, TermEntry
+from reports.procurement.terms import former_terms
 from workbench.hashing import sha256_chunks
 from workbench.storage import files_removed_on_failure
 
@@ -109,11 +110,12 @@ ROWS: list[tuple[type[models.Model], Callable[[Project], Any]]] = [
     (ResultCell, lambda p: ResultCell.objects.filter(project=p)),
     (Evidence, lambda p: Evidence.objects.filter(project=p)),
     (Responsibility, lambda p: Responsibility.objects.filter(project=p)),
-    (Boundary, lambda p: Boundary.objects.filter(candidate__project=p)),
     (ProbeRun, lambda p: ProbeRun.objects.filter(project=p)),
     (ProbeNode, lambda p: ProbeNode.objects.filter(run__project=p)),
     (ProbeOutput, lambda p: ProbeOutput.objects.filter(run__project=p)),
     (ProbeBinding, lambda p: ProbeBinding.objects.filter(project=p)),
+    (TermEntry, lambda p: TermEntry.objects.filter(project=p)),
+    (Confirmation, lambda p: Confirmation.objects.filter(project=p)),
     (Sheet, lambda p: Sheet.objects.filter(project=p)),
     (SignOff, lambda p: SignOff.objects.filter(sheet__project=p)),
     (ProjectEvent, lambda p: ProjectEvent.objects.filter(project=p)),
@@ -417,6 +419,7 @@ def _import_rows(
         for item in data:
             if isinstance(item, dict) and item.get("model") in moved:
                 item["model"] = moved[item["model"]]
+        data, former = _former_boundaries(data)
         objects = list(serializers.deserialize("python", data, ignorenonexistent=False))
     except (DeserializationError, ValueError) as exc:
         raise ArchiveError(f"data.json cannot be read: {str(exc).splitlines()[0][:300]}") from None
@@ -483,8 +486,13 @@ def _import_rows(
     if project is None:
         raise ArchiveError("data.json holds no project")
     expected_counts = {
-        MOVED_MODELS.get(k, k): int(v) for k, v in manifest["counts"].items() if int(v)
+        MOVED_MODELS.get(k, k): int(v)
+        for k, v in manifest["counts"].items()
+        if int(v) and k != "poc.Boundary"
     }
+    if former:
+        label = TermEntry._meta.label
+        expected_counts[label] = expected_counts.get(label, 0) + former
     if report.tokens_skipped:
         token_label = ApiToken._meta.label
         counts[token_label] = counts.get(token_label, 0) + report.tokens_skipped
@@ -499,6 +507,45 @@ def _import_rows(
     )
     report.project, report.files = project, len(files)
     return report
+
+
+def _former_boundaries(data: list[Any]) -> tuple[list[Any], int]:
+    """An archive written before terms holds a candidate's four boundary texts as a poc.boundary
+    row: they come back as the terms they became (reports.procurement.terms.former_terms), to
+    be confirmed. The rows, and how many term entries were made."""
+    projects = {
+        item.get("pk"): item.get("fields", {}).get("project")
+        for item in data
+        if isinstance(item, dict) and item.get("model") == "evaluations.candidate"
+    }
+    rows: list[Any] = []
+    made = 0
+    for item in data:
+        if not (isinstance(item, dict) and item.get("model") == "poc.boundary"):
+            rows.append(item)
+            continue
+        fields = item.get("fields") or {}
+        candidate = fields.get("candidate")
+        for former in ("license_model", "support_terms", "upgrade_cadence", "exit_plan"):
+            for key, value in former_terms(former, str(fields.get(former) or "")).items():
+                made += 1
+                rows.append(
+                    {
+                        "model": "procurement.termentry",
+                        "pk": made,
+                        "fields": {
+                            "project": projects.get(candidate),
+                            "candidate": candidate,
+                            "key": key,
+                            "value": value,
+                            "basis": "tbc",
+                            "reason": f"Carried over from the former boundary field {former}.",
+                            "current": True,
+                            "recorded_at": fields.get("updated_at"),
+                        },
+                    }
+                )
+    return rows, made
 
 
 def archive_bytes(project: Project) -> bytes:

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy
 from poc.models import (
     Outcome,
 )
+from reports.procurement.terms import FORMER_FIELDS
 
 # Shown at most; a revision rebuilt from scratch can differ in thousands of cells.
 LIMIT = 200
@@ -29,6 +30,7 @@ SHORTLIST = {
     "step": gettext_lazy("Decided at step"),
     "reason": gettext_lazy("Reason"),
 }
+# The free-text fields a revision frozen before terms holds.
 BOUNDARY = {
     "license_model": gettext_lazy("License model"),
     "support_terms": gettext_lazy("Support terms"),
@@ -165,16 +167,39 @@ def _candidates(old: list[dict], new: list[dict], out: list[Change]) -> None:
             then = assigned.get(area)
             if now != then:
                 out.append(Change(_("Responsibilities"), f"{slug}: {area}", _who(then), _who(now)))
-        for field, label in BOUNDARY.items():
-            if was["boundary"].get(field) != candidate["boundary"].get(field):
-                out.append(
-                    Change(
-                        _("Boundaries"),
-                        f"{slug}: {label}",
-                        _text(was["boundary"].get(field)),
-                        _text(candidate["boundary"].get(field)),
-                    )
-                )
+        _terms(slug, was, candidate, out)
+
+
+def _term_rows(candidate: dict) -> dict[str, dict]:
+    """A candidate's terms by key; a revision frozen before terms had the four boundary texts,
+    compared as the notes they became."""
+    if "terms" in candidate:
+        return {row["key"]: row for group in candidate["terms"] for row in group["rows"]}
+    return {
+        key: {"key": key, "label": str(BOUNDARY[field]), "value": text, "basis_label": ""}
+        for field, key in FORMER_FIELDS.items()
+        if (text := candidate.get("boundary", {}).get(field))
+    }
+
+
+def _term_text(row: dict | None) -> str:
+    if row is None:
+        return "—"
+    said = " · ".join(
+        part
+        for part in (row.get("basis_label"), row.get("reference"), row.get("valid_until"))
+        if part
+    )
+    return f"{_text(row.get('value'))} ({said})" if said else _text(row.get("value"))
+
+
+def _terms(slug: str, was: dict, candidate: dict, out: list[Change]) -> None:
+    before, after = _term_rows(was), _term_rows(candidate)
+    for key in sorted(before.keys() | after.keys()):
+        then, now = before.get(key), after.get(key)
+        if _term_text(then) != _term_text(now):
+            label = (now or then or {}).get("label", key)
+            out.append(Change(_("Terms"), f"{slug}: {label}", _term_text(then), _term_text(now)))
 
 
 def _who(row: dict[str, str] | None) -> str:

@@ -203,6 +203,7 @@ def sheet_html(
             "reports/pdf/sheet.html",
             {
                 "sheet": sheet,
+                "sheet_date": sheet.created_at.date().isoformat(),
                 "s": snapshot,
                 "matrix_chunks": [
                     rows[i : i + MATRIX_PART_ROWS] for i in range(0, len(rows), MATRIX_PART_ROWS)
@@ -218,6 +219,7 @@ def sheet_html(
                     "shortlist",
                     "matrix",
                     *(f"c-{c['slug']}" for c in snapshot["candidates"]),
+                    *(["to-confirm"] if snapshot.get("to_confirm") is not None else []),
                     "evidence",
                     "signoff",
                 ],

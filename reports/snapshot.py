@@ -22,8 +22,9 @@ from poc.models import (
 )
 from poc.probes import present
 from poc.probes import selectors as probe_selectors
+from reports.procurement import selectors as procurement_selectors
 
-FORMAT = "workbench-sheet/2"  # 2: questions and product names beside keys
+FORMAT = "workbench-sheet/3"  # 2: questions and product names beside keys; 3: terms
 AREAS = ResponsibilityArea.values
 
 
@@ -48,6 +49,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
     if candidate_slugs:
         summaries = [s for s in summaries if s.candidate.slug in candidate_slugs]
     chosen = [s.candidate for s in summaries]
+    terms = procurement_selectors.terms_frozen(chosen)
     actions = list(
         AcceptanceAction.objects.filter(project=project)
         .select_related("requirement")
@@ -125,7 +127,8 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "reason": project.recommendation_reason,
         },
         "scenario_coverage": _scenario_coverage(actions, chosen, outcomes),
-        "candidates": [_candidate(s) for s in summaries],
+        "candidates": [_candidate(s, terms[s.candidate.slug]) for s in summaries],
+        "to_confirm": _to_confirm(project, chosen),
         "matrix": {
             "actions": [
                 {
@@ -209,15 +212,38 @@ def _scenario_coverage(
     }
 
 
+def _to_confirm(project: Project, chosen: list[Candidate]) -> list[dict[str, Any]]:
+    """What is still to be confirmed for the chosen candidates, with who chases it."""
+    return [
+        {
+            "candidate": item.candidate.solution.name,
+            "group": item.cell.term.group_label,
+            "term": str(item.cell.term.label),
+            "value": item.cell.display,
+            "owner": " · ".join(
+                part
+                for part in (
+                    str(item.chase.get_owner_team_display()) if item.chase else "",
+                    item.chase.owner.get_username() if item.chase and item.chase.owner else "",
+                )
+                if part
+            ),
+            "due": item.chase.due.isoformat() if item.chase and item.chase.due else None,
+            "request": item.chase.request if item.chase else "",
+        }
+        for item in procurement_selectors.open_items(project, chosen)
+        if not item.cell.expired  # judged against the sheet's date where it is printed
+    ]
+
+
 def _probe_facts(project: Project, chosen: list[Candidate]) -> list[dict[str, Any]]:
     """Each chosen candidate's latest probe run, in shortlist order."""
     latest = probe_selectors.latest_probe_runs(project, chosen)
     return [present.sheet_probe_facts(latest[c.pk]) for c in chosen if c.pk in latest]
 
 
-def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
+def _candidate(summary: poc_selectors.CandidateSummary, terms: list[Any]) -> dict[str, Any]:
     c = summary.candidate
-    boundary = summary.boundary
     return {
         "slug": c.slug,
         "solution": c.solution.name,
@@ -258,12 +284,7 @@ def _candidate(summary: poc_selectors.CandidateSummary) -> dict[str, Any]:
             for r in sorted(summary.responsibilities.values(), key=lambda r: AREAS.index(r.area))
         ],
         "gaps": [label for _value, label in summary.responsibility_gaps],
-        "boundary": {
-            "license_model": boundary.license_model if boundary else "",
-            "support_terms": boundary.support_terms if boundary else "",
-            "upgrade_cadence": boundary.upgrade_cadence if boundary else "",
-            "exit_plan": boundary.exit_plan if boundary else "",
-        },
+        "terms": terms,
     }
 
 

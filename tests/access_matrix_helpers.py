@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from tests.urlwalk import Route, iter_routes
 
-PROJECT_APPS = ("evaluations:", "poc:", "reports:")
+PROJECT_APPS = ("evaluations:", "poc:", "procurement:", "reports:")
 SIGNING_PASSPHRASE = "test-passphrase"
 
 # Routes that answer only POST (GET is 405 for anyone who may reach the project).
@@ -107,6 +107,8 @@ def project_objects(suite: dict[str, Any]) -> dict[str, Any]:
         "result_id": result.pk,
         "evidence_id": evidence.pk,
         "area": "support_sla",
+        "group": "price",
+        "key": "list_price",
         "token_id": token.pk,
         "run_id": probe.pk,  # a probe run; poc:run_detail takes a CI run (ci_run_id)
         "ci_run_id": record.run.pk,
@@ -173,7 +175,6 @@ def stored_state() -> tuple:
         Requirement,
     )
     from poc.models import (
-        Boundary,
         Evidence,
         Responsibility,
         Result,
@@ -185,6 +186,7 @@ def stored_state() -> tuple:
         ProbeRun,
     )
     from reports.models import Sheet, SignOff
+    from reports.procurement.models import Confirmation, TermEntry
 
     return (
         list(
@@ -205,7 +207,8 @@ def stored_state() -> tuple:
         list(Result.objects.order_by("pk").values_list("pk", "outcome")),
         Evidence.objects.count(),
         Responsibility.objects.count(),
-        list(Boundary.objects.order_by("pk").values_list("pk", "license_model")),
+        list(TermEntry.objects.order_by("pk").values_list("pk", "key", "current")),
+        list(Confirmation.objects.order_by("pk").values_list("pk", "due", "closed_at")),
         list(ApiToken.objects.order_by("pk").values_list("pk", "revoked_at")),
         ProbeRun.objects.count(),
         Run.objects.count(),

@@ -1,6 +1,7 @@
-"""Dependencies run one way: reports -> poc -> poc.probes -> evaluations -> workbench. An app may
-import the ones to its right, never one to its left (function-level imports included): GPU
-evidence (poc.probes, an app nested in poc's folder) knows nothing of the results built on it.
+"""Dependencies run one way: reports -> reports.procurement -> poc -> poc.probes -> evaluations ->
+workbench. An app may import the ones to its right, never one to its left (function-level imports
+included): GPU evidence (poc.probes, an app nested in poc's folder) knows nothing of the results
+built on it, and procurement (nested in reports' folder) nothing of the sheet that prints it.
 The root URLconf mounts each app by dotted name, so it imports none of them."""
 
 import ast

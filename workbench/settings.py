@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "evaluations",
     "poc.probes",
     "poc",
+    "reports.procurement",
     "reports",
 ]
 

@@ -30,6 +30,7 @@ urlpatterns = [
     path("search/", include("poc.search_urls")),
     path("projects/", include("evaluations.urls")),
     path("projects/", include("poc.urls")),
+    path("projects/", include("reports.procurement.urls")),
     path("", include("reports.urls")),
     path("catalog/", include("evaluations.catalog_urls")),
     path("status/", views.system_status, name="system_status"),

@@ -3,7 +3,6 @@ evidence (clusters, probe runs) is its own app: poc.probes."""
 
 from poc.models.results import (
     AppendOnlyError,
-    Boundary,
     Change,
     Evidence,
     EvidenceKind,
@@ -23,7 +22,6 @@ from poc.models.results import (
 __all__ = [
     "outcome_detail_problems",
     "AppendOnlyError",
-    "Boundary",
     "Change",
     "Evidence",
     "EvidenceKind",

@@ -1,4 +1,4 @@
-"""PoC results and their evidence, responsibility assignments, boundaries and CI tokens."""
+"""PoC results and their evidence, responsibility assignments and CI runs."""
 
 from decimal import Decimal
 
@@ -268,23 +268,6 @@ class Responsibility(models.Model):
 
     def __str__(self) -> str:
         return f"{self.candidate}: {self.get_area_display()} -> {self.get_party_display()}"
-
-
-class Boundary(models.Model):
-    """The commercial boundaries of a candidate, filled in by procurement."""
-
-    candidate = models.OneToOneField(Candidate, on_delete=models.CASCADE, related_name="boundary")
-    license_model = models.TextField(_("license model"), blank=True)
-    support_terms = models.TextField(_("support terms"), blank=True)
-    upgrade_cadence = models.TextField(_("upgrade cadence"), blank=True)
-    exit_plan = models.TextField(_("exit and migration plan"), blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        verbose_name = _("boundary")
-
-    def __str__(self) -> str:
-        return f"boundaries of {self.candidate}"
 
 
 # --- CI integration ----------------------------------------------------------------------

@@ -61,7 +61,6 @@ from poc.selectors.runs import (
 )
 from poc.selectors.search import SEARCH_LIMIT, SearchHits, search
 from poc.selectors.side_by_side import (
-    BOUNDARY_LABELS,
     SideBySide,
     SideCell,
     SideGroup,
@@ -70,7 +69,6 @@ from poc.selectors.side_by_side import (
 )
 
 __all__ = [
-    "BOUNDARY_LABELS",
     "CHANGE_ORDER",
     "COMPARISON_INLINE_CELLS",
     "COMPARISON_LIST_LIMIT",

@@ -20,7 +20,6 @@ from evaluations.models import (
     Project,
 )
 from poc.models import (
-    Boundary,
     Outcome,
     Responsibility,
     ResponsibilityArea,
@@ -52,7 +51,6 @@ class CandidateSummary:
     needs_integration: list[ResultCell] = field(default_factory=list)
     not_covered: list[AcceptanceAction] = field(default_factory=list)
     responsibilities: dict[str, Responsibility] = field(default_factory=dict)
-    boundary: Boundary | None = None
 
     @property
     def integration_effort(self) -> Decimal:
@@ -94,14 +92,12 @@ def comparison_for_project(
     responsibilities: dict[int, dict[str, Responsibility]] = defaultdict(dict)
     for row in Responsibility.objects.filter(candidate__in=candidates):
         responsibilities[row.candidate_id][row.area] = row
-    boundaries = {b.candidate_id: b for b in Boundary.objects.filter(candidate__in=candidates)}
     summaries = []
     for candidate in candidates:
         summary = CandidateSummary(
             candidate=candidate,
             counts=dict.fromkeys(Outcome.values, 0),
             responsibilities=responsibilities[candidate.pk],
-            boundary=boundaries.get(candidate.pk),
         )
         candidate_cells = by_candidate[candidate.pk]
         for action in actions:
@@ -143,7 +139,6 @@ class CandidateOverview:
     failed: list[ResultCell] = field(default_factory=list)
     needs_integration: list[ResultCell] = field(default_factory=list)
     responsibilities: dict[str, Responsibility] = field(default_factory=dict)
-    boundary: Boundary | None = None
 
     @property
     def more_failed(self) -> int:
@@ -215,9 +210,6 @@ def comparison_overview(
     responsibilities: dict[int, dict[str, Responsibility]] = defaultdict(dict)
     for row in Responsibility.objects.filter(candidate_id__in=candidate_ids):
         responsibilities[row.candidate_id][row.area] = row
-    boundaries = {
-        b.candidate_id: b for b in Boundary.objects.filter(candidate_id__in=candidate_ids)
-    }
     return [
         CandidateOverview(
             candidate=candidate,
@@ -227,7 +219,6 @@ def comparison_overview(
             failed=lists[(candidate.pk, Outcome.FAILED)],
             needs_integration=lists[(candidate.pk, Outcome.NEEDS_INTEGRATION)],
             responsibilities=responsibilities[candidate.pk],
-            boundary=boundaries.get(candidate.pk),
         )
         for candidate in candidates
     ]

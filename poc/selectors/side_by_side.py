@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 from django.core.paginator import Page
-from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import (
     AcceptanceAction,
@@ -45,21 +44,13 @@ class SideGroup:
 @dataclass
 class SideBySide:
     """Candidates in columns; rows in one order: each requirement's actions, then integration
-    effort, responsibilities and boundaries. A row whose candidates differ is marked."""
+    effort and responsibilities (terms are procurement's page). A row whose candidates differ is
+    marked."""
 
     summaries: list[CandidateOverview]
     requirements: list[SideGroup]
     responsibilities: list[SideRow]
-    boundaries: list[SideRow]
     page: Page[AcceptanceAction] | None = None  # None: every action row is shown
-
-
-BOUNDARY_LABELS = (
-    ("license_model", _("License model")),
-    ("support_terms", _("Support terms")),
-    ("upgrade_cadence", _("Upgrade cadence")),
-    ("exit_plan", _("Exit plan")),
-)
 
 
 def side_by_side(
@@ -67,7 +58,7 @@ def side_by_side(
 ) -> SideBySide:
     """Candidates in columns. The action rows come a page at a time (MATRIX_ROWS_PER_PAGE, in
     the matrix's order; `page=None`: all of them); the outcome counts, effort,
-    responsibilities and boundaries cover everything on every page."""
+    and responsibilities cover everything on every page."""
     summaries = comparison_overview(project, include_all=include_all, list_limit=0)
     candidate_ids = [s.candidate.pk for s in summaries]
     rows = _matrix_rows(project, MatrixFilters(), candidate_ids)
@@ -119,24 +110,9 @@ def side_by_side(
         )
         for value, label in ResponsibilityArea.choices
     ]
-    boundaries = [
-        SideRow(
-            str(label),
-            name,
-            [
-                SideCell(
-                    text := (getattr(s.boundary, name) if s.boundary else "") or "",
-                    text,
-                )
-                for s in summaries
-            ],
-        )
-        for name, label in BOUNDARY_LABELS
-    ]
     return SideBySide(
         summaries,
         list(groups.values()),
         responsibilities,
-        boundaries,
         page=shown if paginator.num_pages > 1 else None,
     )

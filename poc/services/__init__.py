@@ -10,8 +10,6 @@ from poc.services.ingest import (
     validate_rows,
 )
 from poc.services.results import (
-    BOUNDARY_FIELDS,
-    boundary_update,
     detect_content_type,
     evidence_attach_file,
     evidence_attach_link,
@@ -23,11 +21,9 @@ from poc.services.results import (
 )
 
 __all__ = [
-    "BOUNDARY_FIELDS",
     "IngestError",
     "ResultRow",
     "RunData",
-    "boundary_update",
     "detect_content_type",
     "evidence_attach_file",
     "evidence_attach_link",

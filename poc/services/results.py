@@ -1,4 +1,4 @@
-"""Results, evidence, responsibilities and boundaries: the writes behind the browser pages."""
+"""Results, evidence and responsibilities: the writes behind the browser pages."""
 
 import hashlib
 import mimetypes
@@ -20,7 +20,6 @@ from evaluations.models import AcceptanceAction, Candidate
 from evaluations.services import event_record
 from evaluations.services.freeze import scope_edit_guard
 from poc.models import (
-    Boundary,
     Evidence,
     EvidenceKind,
     Outcome,
@@ -320,7 +319,7 @@ def evidence_attach_link(*, result: Result, url: str, name: str, actor: User | N
     return evidence
 
 
-# --- responsibilities and boundaries -----------------------------------------------------
+# --- responsibilities ----------------------------------------------------------------------
 
 RESPONSIBILITY_FIELDS = ("party", "person", "escalation", "note")
 
@@ -374,45 +373,3 @@ def responsibility_clear(*, candidate: Candidate, area: str, actor: User | None)
         before={f: getattr(row, f) for f in RESPONSIBILITY_FIELDS},
     )
     row.delete()
-
-
-BOUNDARY_FIELDS = ("license_model", "support_terms", "upgrade_cadence", "exit_plan")
-
-
-@transaction.atomic
-def boundary_update(
-    *,
-    candidate: Candidate,
-    actor: User | None,
-    license_model: str | None = None,
-    support_terms: str | None = None,
-    upgrade_cadence: str | None = None,
-    exit_plan: str | None = None,
-) -> Boundary:
-    """Change a candidate's commercial and lifecycle boundaries (None: unchanged)."""
-    scope_edit_guard(candidate.project_id)
-    given = {
-        "license_model": license_model,
-        "support_terms": support_terms,
-        "upgrade_cadence": upgrade_cadence,
-        "exit_plan": exit_plan,
-    }
-    fields = {name: value for name, value in given.items() if value is not None}
-    boundary, _created = Boundary.objects.select_for_update().get_or_create(candidate=candidate)
-    before = {f: getattr(boundary, f) for f in BOUNDARY_FIELDS}
-    for name, value in fields.items():
-        setattr(boundary, name, value.strip())
-    boundary.full_clean()
-    after = {f: getattr(boundary, f) for f in BOUNDARY_FIELDS}
-    changed = [k for k in after if after[k] != before[k]]
-    if changed:
-        boundary.save()
-        event_record(
-            project=candidate.project,
-            actor=actor,
-            verb="boundary.updated",
-            subject=candidate.slug,
-            before={k: before[k] for k in changed},
-            after={k: after[k] for k in changed},
-        )
-    return boundary

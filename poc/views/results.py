@@ -17,7 +17,6 @@ from evaluations.models import Candidate
 from poc import selectors, services
 from poc.forms import (
     ApiTokenForm,
-    BoundaryForm,
     EvidenceForm,
     MatrixFilterForm,
     ResponsibilityForm,
@@ -263,10 +262,6 @@ def integration_gaps(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _comparison_anchor(slug: str, candidate: Candidate) -> str:
-    return reverse("poc:comparison", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
-
-
 def _candidate(access: evaluation_selectors.ProjectAccess, candidate_slug: str) -> Candidate:
     return evaluation_selectors.candidate_for_project(access.project, candidate_slug)
 
@@ -360,32 +355,6 @@ def responsibilities(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             "summaries": summaries,
             "rows": rows,
         },
-    )
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def boundary_edit(request: AuthedHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
-    access = evaluation_selectors.project_access(request.user, slug, write=request.method == "POST")
-    candidate = _candidate(access, candidate_slug)
-    boundary = getattr(candidate, "boundary", None)
-    initial = {f: getattr(boundary, f) for f in services.BOUNDARY_FIELDS} if boundary else {}
-    form = BoundaryForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
-        services.boundary_update(candidate=candidate, actor=request.user, **form.cleaned_data)
-        messages.success(request, _("Boundaries saved."))
-        return redirect(_comparison_anchor(slug, candidate))
-    return render(
-        request,
-        "poc/boundary_edit.html",
-        {
-            "access": access,
-            "project": access.project,
-            "tab": "comparison",
-            "candidate": candidate,
-            "form": form,
-        },
-        status=422 if form.errors else 200,
     )
 
 

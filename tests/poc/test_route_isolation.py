@@ -11,7 +11,6 @@ from evaluations import services as evaluation_services
 from evaluations.models import ApiToken
 from poc import services
 from poc.models import (
-    Boundary,
     Evidence,
     Responsibility,
     Result,
@@ -93,7 +92,6 @@ def _state() -> tuple:
         list(Result.objects.values_list("pk", "outcome")),
         Evidence.objects.count(),
         Responsibility.objects.count(),
-        list(Boundary.objects.values_list("pk", "license_model")),
         list(ApiToken.objects.values_list("pk", "revoked_at")),
         ProbeRun.objects.count(),
         list(ProbeBinding.objects.values_list("pk", "check_key")),

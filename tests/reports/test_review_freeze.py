@@ -17,6 +17,8 @@ from poc.models import (
 )
 from reports import services
 from reports.models import Sheet, SheetStatus
+from reports.procurement.models import Confirmation, TermEntry
+from reports.procurement.services import TermChange, confirmation_set, terms_record
 from tests.reports.helpers import approve_all
 
 pytestmark = pytest.mark.django_db
@@ -64,8 +66,11 @@ def _scope_edits(evaluation: dict[str, Any]) -> dict[str, Any]:
         "responsibility": lambda: poc_services.responsibility_set(
             candidate=volcano, area="upgrade_rollback", party="vendor", person="Li Wei", actor=None
         ),
-        "boundary": lambda: poc_services.boundary_update(
-            candidate=volcano, actor=None, exit_plan="none"
+        "terms": lambda: terms_record(
+            candidate=volcano, changes=[TermChange("exit_notes", "none")], actor=None
+        ),
+        "to confirm": lambda: confirmation_set(
+            candidate=volcano, subject="term:list_price", actor=None, owner_team="procurement"
         ),
     }
 
@@ -86,6 +91,7 @@ def test_edits_to_the_frozen_scope_are_refused_naming_the_revision(evaluation) -
         questions
     )
     assert not Responsibility.objects.filter(area="upgrade_rollback").exists()
+    assert not TermEntry.objects.exists() and not Confirmation.objects.exists()
     # Archiving is not in the sheet, and results come after the freeze: both still recorded.
     evaluation_services.project_update(project=alpha, actor=evaluation["alice"], archived=True)
     poc_services.result_record(
@@ -103,7 +109,7 @@ def test_edits_to_the_frozen_scope_are_refused_naming_the_revision(evaluation) -
 @pytest.mark.parametrize("ending", ["reject", "withdraw", "seal", "lift"])
 def test_the_freeze_ends_with_its_revision_or_by_hand(evaluation, ending) -> None:
     sheet = _frozen(evaluation)
-    edit = _scope_edits(evaluation)["boundary"]
+    edit = _scope_edits(evaluation)["terms"]
     if ending == "reject":
         services.signoff_record(
             sheet=sheet,

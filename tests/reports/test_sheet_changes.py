@@ -14,6 +14,7 @@ from poc.models import (
 )
 from reports import services
 from reports.diff import LIMIT, Change, snapshot_changes
+from reports.procurement.services import TermChange, terms_record
 from tests.factories import CandidateFactory, make_actions
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +45,7 @@ def test_every_kind_of_change_is_listed(evaluation) -> None:
     poc_services.responsibility_set(
         candidate=volcano, area="support_sla", party="vendor", person="Li Wei", actor=None
     )
-    poc_services.boundary_update(candidate=volcano, actor=None, license_model="Apache-2.0")
+    terms_record(candidate=volcano, changes=[TermChange("licence_spdx", "apache-2.0")], actor=None)
     make_actions(alpha, [("new-check", "real_task")], feature="Scheduling")
     cell = ResultCell.objects.select_related("result").get(candidate=volcano, action=quota)
     poc_services.evidence_attach_file(
@@ -63,7 +64,10 @@ def test_every_kind_of_change_is_listed(evaluation) -> None:
         "unassigned",
         "Vendor · Li Wei",
     )
-    assert listed[("Boundaries", "volcano: License model")] == ("—", "Apache-2.0")
+    assert listed[("Terms", "volcano: Licence (SPDX expression)")] == (
+        "— (to be confirmed)",
+        "Apache-2.0 (to be confirmed)",
+    )
     assert listed[("Evidence", "volcano × quota-hit")] == ("—", "quota.log")
     assert changes.total == len(changes.shown) == len(listed)
 

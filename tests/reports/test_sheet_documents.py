@@ -17,6 +17,7 @@ from evaluations.models import Project
 from poc import services as poc_services
 from reports import services
 from reports.models import Sheet, SheetStatus
+from reports.procurement.services import TermChange, terms_record
 from tests.factories import make_actions
 from tests.poc.api_helpers import token_client
 from tests.reports.helpers import SIGNERS, approve_all, rendered
@@ -252,8 +253,13 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     poc_services.responsibility_set(
         candidate=volcano, area="upgrade_rollback", party="vendor", person="Li Wei", actor=None
     )
-    poc_services.boundary_update(
-        candidate=volcano, actor=None, license_model="Apache-2.0", exit_plan="plain Kubernetes"
+    terms_record(
+        candidate=volcano,
+        changes=[
+            TermChange("licence_spdx", "Apache-2.0", basis="list_price", source="LICENSE file"),
+            TermChange("exit_notes", "plain Kubernetes"),
+        ],
+        actor=None,
     )
     cell = ResultCell.objects.select_related("result").get(
         candidate=volcano, action=evaluation["actions"][1]
@@ -296,8 +302,18 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
         ("Upgrade and rollback", "Vendor", "Li Wei")
     ]
     assert "Upgrade and rollback" not in v["gaps"] and len(v["gaps"]) == 10
-    assert v["boundary"]["license_model"] == "Apache-2.0"
-    assert v["boundary"]["exit_plan"] == "plain Kubernetes"
+    terms = {row["key"]: row for group in v["terms"] for row in group["rows"]}
+    assert (terms["licence_spdx"]["value"], terms["licence_spdx"]["basis"]) == (
+        "Apache-2.0",
+        "list_price",
+    )
+    assert terms["licence_spdx"]["source"] == "LICENSE file"
+    assert not terms["licence_spdx"]["to_confirm"]
+    assert terms["exit_notes"]["value"] == "plain Kubernetes"
+    assert terms["support_hours"] == {**terms["support_hours"], "value": "", "to_confirm": True}
+    open_terms = {item["term"] for item in s["to_confirm"]}
+    assert "Support hours" in open_terms and "Licence (SPDX expression)" not in open_terms
+    assert "Exit notes" not in open_terms  # notes are never to be confirmed
     assert s["matrix"]["columns"] == ["volcano"]
     assert [a["key"] for a in s["matrix"]["actions"]] == ["quota-hit", "real-job", "cross-tenant"]
     assert s["matrix"]["rows"] == [["passed"], ["failed"], ["needs_integration"]]
@@ -326,7 +342,7 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     assert not services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
     # ...but changing anything it shows makes it stale; the stored sheet never changes.
     before = Sheet.objects.get(pk=sheet.pk).snapshot_json
-    poc_services.boundary_update(candidate=volcano, actor=None, exit_plan="none yet")
+    terms_record(candidate=volcano, changes=[TermChange("exit_notes", "none yet")], actor=None)
     assert services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
     assert Sheet.objects.get(pk=sheet.pk).snapshot_json == before
     assert Project.objects.get(pk=alpha.pk).sheets.count() == 2

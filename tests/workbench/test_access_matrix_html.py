@@ -37,6 +37,8 @@ WRITER_FORMS = {
     "poc:cluster_new",
     "poc:cluster_edit",
     "poc:tokens",  # project admins only
+    "procurement:terms_edit",  # procurement, business and project admins only
+    "procurement:confirmation_edit",
 }
 # Pages that only show something: a POST is answered as a GET (200) and writes nothing.
 READ_ONLY_PAGES = {
@@ -59,6 +61,9 @@ READ_ONLY_PAGES = {
     "poc:clusters",
     "poc:cluster",
     "poc:probe_output",
+    "procurement:terms",
+    "procurement:term_history",
+    "procurement:to_confirm",
     "reports:progress",
     "reports:sheet_pdf",
     "reports:export",

@@ -10,16 +10,25 @@ from django.urls import reverse
 from evaluations.models import Candidate, Project, ProjectEvent, Solution
 from evaluations.services import event_record
 from poc.models import (
-    Boundary,
     Evidence,
     Responsibility,
     Result,
 )
+from reports.procurement.models import Confirmation, TermEntry
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-PROJECT_DATA = [Project, Candidate, ProjectEvent, Result, Evidence, Responsibility, Boundary]
+PROJECT_DATA = [
+    Project,
+    Candidate,
+    ProjectEvent,
+    Result,
+    Evidence,
+    Responsibility,
+    TermEntry,
+    Confirmation,
+]
 
 
 @pytest.fixture

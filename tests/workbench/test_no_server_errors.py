@@ -54,6 +54,7 @@ def routes(suite: dict[str, Any], objects: dict[str, Any]) -> list[str]:  # noqa
         "membership_id": 1,
         "requirement_id": 1,
         "check_id": 1,
+        "group": "price",
         "key": "volcano",  # a catalog entry (the shipped one: its edit page is refused)
     }
     urls = []

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluations.models import Solution, TemplateSet
 from evaluations.services import DEMO_PASSWORD, demo_seed
 from poc.demo import demo_results
+from reports.procurement.demo import demo_terms
 
 
 class Command(BaseCommand):
@@ -22,5 +23,6 @@ class Command(BaseCommand):
             call_command("seed_catalog", stdout=self.stdout)
         project, usernames = demo_seed()
         demo_results(project)
+        demo_terms(project)
         self.stdout.write(f"demo project: {project.name} (/projects/{project.slug}/)")
         self.stdout.write(f"demo logins (password {DEMO_PASSWORD}): " + ", ".join(usernames))

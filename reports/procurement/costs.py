@@ -1,0 +1,219 @@
+"""The cost model's arithmetic, apart from the database: what each cost line comes to in each year
+of the horizon, in the project's currency, as low / expected / high figures, and the totals a
+decision reads (per year, over the horizon, net present value, per GPU-year), with what is
+missing said instead of counted as zero. docs/costs.md explains every formula with a worked
+example that tests/procurement/test_costs.py recomputes.
+
+`Decimal` throughout; nothing here rounds (pages round for display).
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+ZERO = Decimal(0)
+ONE = Decimal(1)
+HUNDRED = Decimal(100)
+HOURS_PER_YEAR = Decimal(8760)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """What the pricing units count, in year 1; every count grows by `growth_percent` a year
+    (compounded), demand in GPU-hours too."""
+
+    gpus: Decimal = ZERO
+    nodes: Decimal = ZERO
+    cores_per_node: Decimal = ZERO
+    sockets_per_node: Decimal = ZERO
+    named_users: Decimal = ZERO
+    gpu_hours: Decimal = ZERO  # demand per year
+    growth_percent: Decimal = ZERO
+
+    def factor(self, year: int) -> Decimal:
+        return (ONE + self.growth_percent / HUNDRED) ** (year - 1)
+
+    def count(self, unit: str, year: int) -> Decimal:
+        """How many of `unit` the fleet holds in `year` (1-based)."""
+        if unit == "flat_per_year":
+            return ONE  # a flat fee does not grow with the fleet
+        grown = self.factor(year)
+        counts = {
+            "per_gpu": self.gpus,
+            "per_node": self.nodes,
+            "per_core_pair": self.nodes * self.cores_per_node / 2,
+            "per_socket_pair": self.nodes * self.sockets_per_node / 2,
+            "per_named_user": self.named_users,
+            "per_gpu_hour": self.gpu_hours,
+            "per_node_hour": self.gpu_hours * self.nodes / self.gpus if self.gpus else ZERO,
+        }
+        return counts[unit] * grown
+
+
+@dataclass(frozen=True)
+class Range:
+    low: Decimal
+    expected: Decimal
+    high: Decimal
+
+    def __add__(self, other: "Range") -> "Range":
+        return Range(self.low + other.low, self.expected + other.expected, self.high + other.high)
+
+    def scaled(self, factor: Decimal) -> "Range":
+        return Range(self.low * factor, self.expected * factor, self.high * factor)
+
+
+NOTHING = Range(ZERO, ZERO, ZERO)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One cost line of a candidate. `kind` says how it runs over the years:
+
+    * `per_unit`: amount per `unit` and year (a subscription), times the fleet's count;
+    * `per_year`: a flat amount each year;
+    * `one_off`: the amount once, in `year`;
+    * `fte`: people (the amount is FTE) times the loaded cost of one FTE a year;
+    * `days`: person-days (the amount) times the team's loaded day rate, once, in `year`.
+
+    Amounts are in `currency`; `discount_percent` takes the list figure to the contracted one.
+    Recurring lines run from `year` to `until` (inclusive; None: to the horizon's end)."""
+
+    category: str
+    kind: str
+    amount: Range
+    currency: str = ""
+    unit: str = ""
+    team: str = ""
+    discount_percent: Decimal = ZERO
+    year: int = 1
+    until: int | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Model:
+    currency: str
+    horizon: int
+    fleet: Fleet
+    rates: dict[str, Decimal] = field(default_factory=dict)  # currency -> project currency
+    day_rates: dict[str, Decimal] = field(default_factory=dict)  # team -> per day
+    fte_cost: Decimal | None = None
+    discount_rate_percent: Decimal | None = None
+
+    def rate(self, currency: str) -> Decimal | None:
+        if not currency or currency == self.currency:
+            return ONE
+        return self.rates.get(currency)
+
+
+@dataclass
+class Costs:
+    """A candidate's costs: per category and year (index 0 is year 1), list and contracted."""
+
+    years: int
+    by_category: dict[str, list[Range]] = field(default_factory=dict)
+    list_total: Range = NOTHING
+    missing: list[str] = field(default_factory=list)
+
+    def year_total(self, year: int) -> Range:
+        return sum((rows[year - 1] for rows in self.by_category.values()), NOTHING)
+
+    @property
+    def per_year(self) -> list[Range]:
+        return [self.year_total(year) for year in range(1, self.years + 1)]
+
+    @property
+    def total(self) -> Range:
+        return sum(self.per_year, NOTHING)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def cumulative(self) -> list[Range]:
+        out, running = [], NOTHING
+        for year in self.per_year:
+            running = running + year
+            out.append(running)
+        return out
+
+
+def _years_of(line: Line, horizon: int) -> range:
+    if line.kind in ("one_off", "days"):
+        return range(line.year, line.year + 1) if 1 <= line.year <= horizon else range(0)
+    last = min(line.until or horizon, horizon)
+    return range(max(line.year, 1), last + 1)
+
+
+def line_cost(line: Line, model: Model, year: int) -> tuple[Range, Range] | str:
+    """What `line` costs in `year`, (list, contracted) in the project's currency; or why it
+    cannot be said (a missing exchange rate, day rate or FTE cost)."""
+    if year not in _years_of(line, model.horizon):
+        return NOTHING, NOTHING
+    if line.kind == "days":
+        rate = model.day_rates.get(line.team)
+        if rate is None:
+            return f"no day rate for {line.team or 'the owning team'}"
+        listed = line.amount.scaled(rate)
+        return listed, listed
+    if line.kind == "fte":
+        if model.fte_cost is None:
+            return "no loaded cost of one FTE a year"
+        listed = line.amount.scaled(model.fte_cost)
+        return listed, listed
+    rate = model.rate(line.currency)
+    if rate is None:
+        return f"no exchange rate for {line.currency}"
+    count = model.fleet.count(line.unit, year) if line.kind == "per_unit" else ONE
+    listed = line.amount.scaled(count * rate)
+    return listed, listed.scaled(ONE - line.discount_percent / HUNDRED)
+
+
+def candidate_costs(lines: Iterable[Line], model: Model) -> Costs:
+    """Every line over the horizon, summed per category; what is missing, once each."""
+    costs = Costs(years=model.horizon)
+    listed_total = NOTHING
+    for line in lines:
+        row = costs.by_category.setdefault(line.category, [NOTHING] * model.horizon)
+        for year in range(1, model.horizon + 1):
+            found = line_cost(line, model, year)
+            if isinstance(found, str):
+                if found not in costs.missing:
+                    costs.missing.append(found)
+                continue
+            listed, contracted = found
+            row[year - 1] = row[year - 1] + contracted
+            listed_total = listed_total + listed
+    costs.list_total = listed_total
+    return costs
+
+
+def present_value(per_year: Sequence[Decimal], rate_percent: Decimal | None) -> Decimal:
+    """Costs of year n discounted by (1 + r)^(n - 1): year 1 is paid at today's value. No rate:
+    the plain sum."""
+    if not rate_percent:
+        return sum(per_year, ZERO)
+    base = ONE + rate_percent / HUNDRED
+    return sum((amount / base ** n for n, amount in enumerate(per_year)), ZERO)
+
+
+def npv(costs: Costs, rate_percent: Decimal | None) -> Range:
+    years = costs.per_year
+    return Range(
+        present_value([y.low for y in years], rate_percent),
+        present_value([y.expected for y in years], rate_percent),
+        present_value([y.high for y in years], rate_percent),
+    )
+
+
+def gpu_years(fleet: Fleet, horizon: int) -> Decimal:
+    """GPUs in service summed over the horizon's years."""
+    return sum((fleet.count("per_gpu", year) for year in range(1, horizon + 1)), ZERO)
+
+
+def per_gpu_year(costs: Costs, fleet: Fleet) -> Range | None:
+    total_gpu_years = gpu_years(fleet, costs.years)
+    if not total_gpu_years:
+        return None
+    return costs.total.scaled(ONE / total_gpu_years)

@@ -1,0 +1,164 @@
+"""Forms of procurement: a candidate's terms one group at a time (each term with its value and
+its basis), and the chase of an open item. Values are checked by the term list
+(reports/procurement/terms.py) in the service, so the form and the API refuse the same things."""
+
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib.auth.models import User
+from django.forms import BoundField
+from django.utils.translation import gettext_lazy as _
+
+from evaluations.models import OWNER_TEAMS
+from reports.procurement.models import Basis, TermEntry
+from reports.procurement.services import MAX_REASON, TermChange
+from reports.procurement.terms import SUPPORT_LAYERS, Kind, Term
+from workbench.typing import JSON
+
+DATE_INPUT = forms.DateInput(attrs={"type": "date"})
+
+
+@dataclass
+class TermFields:
+    term: Term
+    value: list[BoundField]
+    basis: list[BoundField]
+
+
+class TermsForm(forms.Form):
+    """The terms of one group for one candidate, filled with their current entries."""
+
+    reason = forms.CharField(
+        label=_("Why (kept in the history)"),
+        required=False,
+        max_length=MAX_REASON,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+    def __init__(
+        self, *args: object, terms: list[Term], current: dict[str, TermEntry], **kwargs: object
+    ) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.terms = terms
+        for term in terms:
+            entry = current.get(term.key)
+            self._value_fields(term, entry.value if entry else None)
+            self._basis_fields(term, entry)
+
+    def _value_fields(self, term: Term, value: JSON) -> None:
+        key = term.key
+        if term.kind == Kind.MONEY:
+            money = value if isinstance(value, dict) else {}
+            self.fields[f"{key}__amount"] = forms.CharField(
+                label=term.label, required=False, initial=money.get("amount", "")
+            )
+            self.fields[f"{key}__currency"] = forms.CharField(
+                label=_("Currency"), required=False, max_length=3,
+                initial=money.get("currency", ""),
+            )  # fmt: skip
+        elif term.kind == Kind.LAYERS:
+            layers = value if isinstance(value, dict) else {}
+            choices = [("", "—"), *(term.choices.choices if term.choices else [])]
+            for layer, label in SUPPORT_LAYERS:
+                self.fields[f"{key}__{layer}"] = forms.ChoiceField(
+                    label=label, required=False, choices=choices, initial=layers.get(layer, "")
+                )
+        elif term.kind == Kind.CHOICE:
+            choices = [("", "—"), *(term.choices.choices if term.choices else [])]
+            self.fields[key] = forms.ChoiceField(
+                label=term.label, required=False, choices=choices, initial=value or ""
+            )
+        else:
+            widget = forms.Textarea(attrs={"rows": 3}) if term.kind == Kind.TEXT else None
+            self.fields[key] = forms.CharField(
+                label=f"{term.label} ({term.unit})" if term.unit else term.label,
+                required=False,
+                initial="" if value is None else str(value),
+                widget=widget,
+                help_text=term.help,
+                strip=False,
+            )
+
+    def _basis_fields(self, term: Term, entry: TermEntry | None) -> None:
+        key = term.key
+        self.fields[f"{key}__basis"] = forms.ChoiceField(
+            label=_("Basis"), choices=Basis.choices, initial=entry.basis if entry else Basis.TBC
+        )
+        self.fields[f"{key}__reference"] = forms.CharField(
+            label=_("Quote or document reference"), required=False, max_length=300,
+            initial=entry.reference if entry else "",
+        )  # fmt: skip
+        self.fields[f"{key}__source"] = forms.CharField(
+            label=_("Where it was read"), required=False, max_length=500,
+            initial=entry.source if entry else "",
+        )  # fmt: skip
+        self.fields[f"{key}__valid_until"] = forms.DateField(
+            label=_("Quote valid until"), required=False, widget=DATE_INPUT,
+            initial=entry.valid_until if entry else None,
+        )  # fmt: skip
+
+    def grouped(self) -> list[TermFields]:
+        """Per term, its value fields and its basis fields, for the template."""
+        out = []
+        for term in self.terms:
+            names = [n for n in self.fields if n == term.key or n.startswith(f"{term.key}__")]
+            basis_names = {
+                f"{term.key}__{p}" for p in ("basis", "reference", "source", "valid_until")
+            }
+            out.append(
+                TermFields(
+                    term,
+                    [self[n] for n in names if n not in basis_names],
+                    [self[n] for n in names if n in basis_names],
+                )
+            )
+        return out
+
+    def changes(self) -> list[TermChange]:
+        """What was sent, as raw changes for terms_record (after is_valid)."""
+        data = self.cleaned_data
+        changes = []
+        for term in self.terms:
+            key = term.key
+            value: JSON
+            if term.kind == Kind.MONEY:
+                amount, currency = data[f"{key}__amount"].strip(), data[f"{key}__currency"].strip()
+                value = {"amount": amount, "currency": currency} if amount or currency else None
+            elif term.kind == Kind.LAYERS:
+                value = {layer: data[f"{key}__{layer}"] for layer, _label in SUPPORT_LAYERS}
+                value = {k: v for k, v in value.items() if v} or None
+            else:
+                value = data[key].strip() if isinstance(data[key], str) else data[key]
+            changes.append(
+                TermChange(
+                    key=key,
+                    value=value,
+                    basis=data[f"{key}__basis"],
+                    reference=data[f"{key}__reference"],
+                    source=data[f"{key}__source"],
+                    valid_until=data[f"{key}__valid_until"],
+                )
+            )
+        return changes
+
+
+class ConfirmationForm(forms.Form):
+    """Who chases an open item, by when, and what was asked."""
+
+    owner_team = forms.ChoiceField(label=_("Owning team"), required=False)
+    owner = forms.ModelChoiceField(label=_("Owner"), required=False, queryset=User.objects.none())
+    due = forms.DateField(label=_("Due"), required=False, widget=DATE_INPUT)
+    request = forms.CharField(
+        label=_("Request sent to the vendor"),
+        required=False,
+        max_length=MAX_REASON,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    requested_at = forms.DateField(label=_("Sent on"), required=False, widget=DATE_INPUT)
+
+    def __init__(self, *args: object, members: list[User], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["owner_team"].choices = [("", "—"), *OWNER_TEAMS]  # type: ignore[attr-defined]
+        self.fields["owner"].queryset = User.objects.filter(  # type: ignore[attr-defined]
+            pk__in=[m.pk for m in members]
+        ).order_by("username")

@@ -1,0 +1,178 @@
+"""Pages of procurement: the candidates' terms side by side, a group of one candidate's terms to
+edit, a term's history, and what is still to be confirmed with who chases it."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_http_methods
+
+from evaluations import selectors as evaluation_selectors
+from evaluations.models import Candidate, Project
+from evaluations.selectors import ProjectAccess
+from reports.procurement import selectors, services
+from reports.procurement.forms import ConfirmationForm, TermsForm
+from reports.procurement.terms import BY_KEY, Group, terms_in
+from workbench.forms import FlagForm, form_add_service_error
+from workbench.typing import AuthedHttpRequest
+
+
+def _editor(request: AuthedHttpRequest, slug: str) -> ProjectAccess:
+    """Procurement, business and project admins change terms (and open their forms); every
+    member reads them."""
+    access = evaluation_selectors.project_access(request.user, slug, write=True)
+    if not selectors.can_edit_terms(access):
+        raise PermissionDenied
+    return access
+
+
+def _candidates(project: Project, request: AuthedHttpRequest) -> list[Candidate]:
+    return evaluation_selectors.candidates_in_play(
+        project, include_all=FlagForm("all", request.GET).set
+    )
+
+
+@login_required
+def terms(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    table = selectors.terms_table(_candidates(access.project, request))
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "terms",
+        "table": table,
+        "open_counts": [table.open_count(c) for c in table.candidates],
+        "can_edit": selectors.can_edit_terms(access),
+    }
+    return render(request, "procurement/terms.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def terms_edit(
+    request: AuthedHttpRequest, slug: str, candidate_slug: str, group: str
+) -> HttpResponse:
+    access = _editor(request, slug)
+    candidate = selectors.candidate_in_project(access.project, candidate_slug)
+    if group not in Group.values:
+        raise Http404
+    current = {cell.term.key: cell.entry for cell in selectors.candidate_terms(candidate, group)}
+    form = TermsForm(
+        request.POST or None,
+        terms=terms_in(group),
+        current={k: v for k, v in current.items() if v is not None},
+    )
+    if request.method == "POST" and _terms_saved(request, form, candidate):
+        return redirect(reverse("procurement:terms", kwargs={"slug": slug}) + f"#g-{group}")
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "terms",
+        "candidate": candidate,
+        "group_label": Group(group).label,
+        "form": form,
+    }
+    return render(
+        request, "procurement/terms_edit.html", context, status=422 if form.errors else 200
+    )
+
+
+def _terms_saved(request: AuthedHttpRequest, form: TermsForm, candidate: Candidate) -> bool:
+    if not form.is_valid():
+        return False
+    try:
+        made = services.terms_record(
+            candidate=candidate,
+            changes=form.changes(),
+            actor=request.user,
+            reason=form.cleaned_data["reason"],
+        )
+    except ValidationError as exc:
+        form_add_service_error(form, exc)
+        return False
+    done = (
+        ngettext("%(count)s term recorded.", "%(count)s terms recorded.", len(made))
+        % {"count": len(made)}
+        if made
+        else _("No change.")
+    )
+    messages.success(request, done)
+    return True
+
+
+@login_required
+def term_history(
+    request: AuthedHttpRequest, slug: str, candidate_slug: str, key: str
+) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    candidate = selectors.candidate_in_project(access.project, candidate_slug)
+    entries = selectors.term_history(candidate, key)
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "terms",
+        "candidate": candidate,
+        "term": BY_KEY[key],
+        "entries": [(entry, selectors.term_display(BY_KEY[key], entry.value)) for entry in entries],
+    }
+    return render(request, "procurement/term_history.html", context)
+
+
+@login_required
+def to_confirm(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    candidates = _candidates(access.project, request)
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "terms",
+        "items": selectors.open_items(access.project, candidates),
+        "can_edit": selectors.can_edit_terms(access),
+    }
+    return render(request, "procurement/to_confirm.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def confirmation_edit(
+    request: AuthedHttpRequest, slug: str, candidate_slug: str, key: str
+) -> HttpResponse:
+    access = _editor(request, slug)
+    candidate = selectors.candidate_in_project(access.project, candidate_slug)
+    chase = selectors.open_chase(candidate, key)
+    initial = selectors.chase_initial(chase)
+    members = selectors.project_people(access.project)
+    form = ConfirmationForm(request.POST or None, initial=initial, members=members)
+    if request.method == "POST" and _chase_saved(request, form, candidate, key):
+        return redirect(reverse("procurement:to_confirm", kwargs={"slug": slug}))
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "terms",
+        "candidate": candidate,
+        "term": BY_KEY[key],
+        "form": form,
+    }
+    return render(
+        request, "procurement/confirmation_edit.html", context, status=422 if form.errors else 200
+    )
+
+
+def _chase_saved(
+    request: AuthedHttpRequest, form: ConfirmationForm, candidate: Candidate, key: str
+) -> bool:
+    if not form.is_valid():
+        return False
+    try:
+        services.confirmation_set(
+            candidate=candidate, subject=f"term:{key}", actor=request.user, **form.cleaned_data
+        )
+    except ValidationError as exc:
+        form_add_service_error(form, exc)
+        return False
+    messages.success(request, _("Saved."))
+    return True

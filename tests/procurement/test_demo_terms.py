@@ -1,0 +1,30 @@
+"""The demo project shows what procurement records: published licences, illustrative figures
+marked as estimates, and an open item someone chases; running the demo again adds nothing."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from reports.procurement.models import Confirmation, TermEntry
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_has_terms_once(client) -> None:
+    call_command("demo", stdout=StringIO())
+    entries = TermEntry.objects.filter(project__slug="demo")
+    assert entries.filter(key="licence_spdx", candidate__slug="volcano").get().value == "Apache-2.0"
+    estimates = entries.filter(basis="estimate")
+    assert estimates.exists() and all("Illustrative" in e.reason for e in estimates)
+    count = entries.count()
+    call_command("demo", stdout=StringIO())
+    assert TermEntry.objects.filter(project__slug="demo").count() == count
+    assert Confirmation.objects.filter(project__slug="demo", closed_at=None).count() == 1
+
+    client.post(reverse("login"), {"username": "procurement", "password": "workbench-demo"})
+    terms = client.get(reverse("procurement:terms", kwargs={"slug": "demo"})).content.decode()
+    assert "Apache-2.0 AND LicenseRef-NVIDIA-Software-License" in terms and "$4,500.00" in terms
+    listed = client.get(reverse("procurement:to_confirm", kwargs={"slug": "demo"})).content.decode()
+    assert "Asked the vendor for the severity-1 response time" in listed

@@ -1,0 +1,88 @@
+"""The migration that carries the four boundary texts into terms, both ways, on PostgreSQL and
+on SQLite (a child process with its own database file); and an archive written before terms
+restores its boundaries as the terms they became."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from reports.archive import archive_bytes, import_project
+from reports.procurement.models import TermEntry
+from tests.procurement.former_boundaries_rig import exercise
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_texts_become_terms_and_come_back_on_postgresql() -> None:
+    assert settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    exercise()
+
+
+def test_the_texts_become_terms_and_come_back_on_sqlite(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "workbench.settings",
+    }
+    script = (
+        "import django; django.setup()\n"
+        "from django.db import connection\n"
+        "assert connection.vendor == 'sqlite', connection.vendor\n"
+        "from tests.procurement.former_boundaries_rig import exercise\n"
+        "exercise()\n"
+        "print('carried both ways')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "carried both ways" in done.stdout
+
+
+@pytest.mark.django_db
+def test_an_archive_with_boundaries_restores_them_as_terms(personas, settings, tmp_path) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    archive = archive_bytes(personas["alpha"])
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(archive)) as source, zipfile.ZipFile(out, "w") as target:
+        for entry in source.infolist():
+            data = source.read(entry.filename)
+            if entry.filename == "data.json":
+                rows = json.loads(data)
+                volcano = next(r["pk"] for r in rows if r["model"] == "evaluations.candidate")
+                rows.append(
+                    {
+                        "model": "poc.boundary",
+                        "pk": 7,
+                        "fields": {
+                            "candidate": volcano,
+                            "license_model": "MIT",
+                            "support_terms": "",
+                            "upgrade_cadence": "quarterly",
+                            "exit_plan": "",
+                            "updated_at": "2026-01-02T03:04:05Z",
+                        },
+                    }
+                )
+                data = json.dumps(rows).encode()
+            elif entry.filename == "manifest.json":
+                manifest = json.loads(data)
+                manifest["counts"]["poc.Boundary"] = 1
+                data = json.dumps(manifest).encode()
+            target.writestr(entry.filename, data)
+    report = import_project(io.BytesIO(out.getvalue()), slug="alpha-old")
+    restored = {e.key: e for e in TermEntry.objects.filter(project=report.project)}
+    assert {k: e.value for k, e in restored.items()} == {
+        "licence_spdx": "MIT",
+        "upgrade_notes": "quarterly",
+    }
+    assert {e.basis for e in restored.values()} == {"tbc"}
+    assert restored["upgrade_notes"].recorded_at.isoformat().startswith("2026-01-02T03:04:05")
