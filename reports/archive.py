@@ -9,12 +9,12 @@ The archive is a zip file:
 * `files/<name>`: every stored file the rows name (evidence, raw probe outputs, sheet PDFs).
 
 Everything that belongs to the project travels: framing, memberships, candidates, the acceptance
-suite, the whole result history with its evidence, runs, responsibilities, terms and what is
-still to be confirmed, probe runs with their raw outputs, check bindings, sheets with their PDFs
-and sign-offs, the history chain, and API tokens (as their hashes: a token keeps working after a
-restore). Cluster credentials do not travel: they are encrypted under this instance's keys and
-bound to their rows, so a restored cluster has to be given them again. Idempotency records and
-queued e-mail notices are transient and left out.
+suite, the whole result history with its evidence, runs, responsibilities, terms, costs and what
+is still to be confirmed, probe runs with their raw outputs, check bindings, sheets with their
+PDFs and sign-offs, the history chain, and API tokens (as their hashes: a token keeps working
+after a restore). Cluster credentials do not travel: they are encrypted under this instance's
+keys and bound to their rows, so a restored cluster has to be given them again. Idempotency
+records and queued e-mail notices are transient and left out.
 
 Import gives every row a new id and rewrites the references; people are matched by user name
 (created without a password when missing) and catalogue entries by key. It is all or nothing:
@@ -74,7 +74,7 @@ from poc.probes.models import (
     ProbeRun,
 )
 from reports.models import Sheet, SignOff
-from reports.procurement.models import Confirmation, TermEntry
+from reports.procurement.models import Confirmation, CostLine, CostModel, TermEntry
 from reports.procurement.terms import former_terms
 from workbench.hashing import sha256_chunks
 from workbench.storage import files_removed_on_failure
@@ -116,6 +116,8 @@ ROWS: list[tuple[type[models.Model], Callable[[Project], Any]]] = [
     (ProbeBinding, lambda p: ProbeBinding.objects.filter(project=p)),
     (TermEntry, lambda p: TermEntry.objects.filter(project=p)),
     (Confirmation, lambda p: Confirmation.objects.filter(project=p)),
+    (CostModel, lambda p: CostModel.objects.filter(project=p)),
+    (CostLine, lambda p: CostLine.objects.filter(project=p)),
     (Sheet, lambda p: Sheet.objects.filter(project=p)),
     (SignOff, lambda p: SignOff.objects.filter(sheet__project=p)),
     (ProjectEvent, lambda p: ProjectEvent.objects.filter(project=p)),

@@ -33,6 +33,7 @@ POST_ONLY = {
     "poc:cluster_pin",
     "poc:cluster_run",
     "poc:cluster_delete",
+    "procurement:cost_line_remove",
     "reports:sheet_roles",
     "reports:sheet_retry",
     "reports:sheet_freeze",
@@ -93,6 +94,16 @@ def project_objects(suite: dict[str, Any]) -> dict[str, Any]:
         secrets={"ssh_password": "not-used"},
         actor=None,
     )
+    from reports.procurement import services as procurement_services
+
+    cost_line = procurement_services.cost_line_add(
+        candidate=volcano,
+        data=procurement_services.LineData(
+            category="support", kind="per_year", label="Support", low=1, expected=2, high=3,
+            currency="USD",
+        ),
+        actor=None,
+    )  # fmt: skip
     sheet = sheet_services.sheet_generate(project=alpha, language="en", actor=None)
     sheet.pdf.save("alpha-r1.pdf", ContentFile(b"%PDF-1.7 stand-in"), save=False)
     sheet.status = SheetStatus.READY
@@ -109,6 +120,7 @@ def project_objects(suite: dict[str, Any]) -> dict[str, Any]:
         "area": "support_sla",
         "group": "price",
         "key": "list_price",
+        "line_id": cost_line.pk,
         "token_id": token.pk,
         "run_id": probe.pk,  # a probe run; poc:run_detail takes a CI run (ci_run_id)
         "ci_run_id": record.run.pk,
@@ -186,7 +198,7 @@ def stored_state() -> tuple:
         ProbeRun,
     )
     from reports.models import Sheet, SignOff
-    from reports.procurement.models import Confirmation, TermEntry
+    from reports.procurement.models import Confirmation, CostLine, CostModel, TermEntry
 
     return (
         list(
@@ -209,6 +221,8 @@ def stored_state() -> tuple:
         Responsibility.objects.count(),
         list(TermEntry.objects.order_by("pk").values_list("pk", "key", "current")),
         list(Confirmation.objects.order_by("pk").values_list("pk", "due", "closed_at")),
+        list(CostLine.objects.order_by("pk").values_list("pk", "expected")),
+        list(CostModel.objects.order_by("pk").values_list("pk", "currency", "horizon_years")),
         list(ApiToken.objects.order_by("pk").values_list("pk", "revoked_at")),
         ProbeRun.objects.count(),
         Run.objects.count(),

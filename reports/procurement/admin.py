@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from reports.procurement.models import Confirmation, TermEntry
+from reports.procurement.models import Confirmation, CostLine, CostModel, TermEntry
 from workbench.admin import ReadOnlyAdmin
 
 
@@ -16,4 +16,16 @@ class TermEntryAdmin(ReadOnlyAdmin):
 @admin.register(Confirmation)
 class ConfirmationAdmin(ReadOnlyAdmin):
     list_display = ["project", "candidate", "subject", "owner_team", "due", "closed_at"]
+    list_select_related = ["project", "candidate", "candidate__solution"]
+
+
+@admin.register(CostModel)
+class CostModelAdmin(ReadOnlyAdmin):
+    list_display = ["project", "currency", "horizon_years", "updated_at"]
+    list_select_related = ["project"]
+
+
+@admin.register(CostLine)
+class CostLineAdmin(ReadOnlyAdmin):
+    list_display = ["project", "candidate", "category", "label", "expected", "currency", "basis"]
     list_select_related = ["project", "candidate", "candidate__solution"]

@@ -195,7 +195,7 @@ def present_value(per_year: Sequence[Decimal], rate_percent: Decimal | None) -> 
     if not rate_percent:
         return sum(per_year, ZERO)
     base = ONE + rate_percent / HUNDRED
-    return sum((amount / base ** n for n, amount in enumerate(per_year)), ZERO)
+    return sum((amount / base**n for n, amount in enumerate(per_year)), ZERO)
 
 
 def npv(costs: Costs, rate_percent: Decimal | None) -> Range:

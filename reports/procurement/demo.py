@@ -9,8 +9,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluations.models import Candidate, Project
-from reports.procurement.models import Basis, TermEntry
-from reports.procurement.services import TermChange, confirmation_set, terms_record
+from reports.procurement.models import Basis, CostModel, TermEntry
+from reports.procurement.services import (
+    LineData,
+    ModelData,
+    TermChange,
+    confirmation_set,
+    cost_line_add,
+    cost_model_save,
+    terms_record,
+)
 
 ILLUSTRATIVE = "Illustrative demo figure, not a quote."
 PUBLISHED = "the project's LICENSE file"
@@ -78,3 +86,77 @@ def demo_terms(project: Project) -> int:
             request="Asked the vendor for the severity-1 response time of its support annex.",
         )
     return recorded
+
+
+DEMO_MODEL = ModelData(
+    currency="USD",
+    horizon_years=5,
+    discount_rate_percent="5",
+    gpus=64,
+    nodes=8,
+    cores_per_node=64,
+    sockets_per_node=2,
+    named_users=40,
+    gpu_hours_per_year=336384,  # 64 GPUs busy 60 % of the year
+    growth_percent=15,
+    fte_cost=150000,
+    day_rates={"platform": 800, "ops": 700, "architecture": 900},
+)
+
+
+def _line(
+    category: str, kind: str, label: str, low: int, expected: int, high: int, **extra: object
+) -> LineData:
+    return LineData(
+        category,
+        kind,
+        label,
+        low,
+        expected,
+        high,
+        basis=Basis.ESTIMATE,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+DEMO_LINES: dict[str, list[LineData]] = {
+    "k8s-gpu-operator": [
+        _line("licence", "per_unit", "GPU software subscription", 4000, 4500, 5000,
+              unit="per_gpu", currency="USD", discount_percent=15),
+        _line("operations", "fte", "Platform operations", 1, 1, 2),
+        _line("training", "one_off", "Operator training", 10000, 20000, 30000, currency="USD"),
+    ],
+    "volcano": [
+        _line("support", "per_year", "Third-party support contract", 40000, 60000, 90000,
+              currency="USD"),
+        _line("operations", "fte", "Scheduler operations", 1, 2, 3),
+        _line("training", "one_off", "Queue and quota training", 5000, 15000, 25000,
+              currency="USD"),
+    ],
+    "slurm": [
+        _line("support", "per_year", "Vendor support by quote", 30000, 50000, 80000,
+              currency="USD"),
+        _line("operations", "fte", "Batch cluster operations", 2, 2, 3),
+    ],
+    "runai": [
+        _line("licence", "per_unit", "Platform subscription", 2000, 3000, 5000,
+              unit="per_gpu", currency="USD"),
+        _line("operations", "fte", "Platform operations", 1, 1, 2),
+    ],
+}  # fmt: skip
+
+
+@transaction.atomic
+def demo_costs(project: Project) -> int:
+    """The demo cost model and illustrative lines, once (a project with a model is left
+    alone); how many lines."""
+    if CostModel.objects.filter(project=project).exists():
+        return 0
+    actor = User.objects.filter(username="procurement").first()
+    cost_model_save(project=project, data=DEMO_MODEL, actor=actor)
+    added = 0
+    for candidate in Candidate.objects.filter(project=project, slug__in=list(DEMO_LINES)):
+        for data in DEMO_LINES[candidate.slug]:
+            cost_line_add(candidate=candidate, data=data, actor=actor)
+            added += 1
+    return added

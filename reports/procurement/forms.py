@@ -10,9 +10,15 @@ from django.forms import BoundField
 from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import OWNER_TEAMS
-from reports.procurement.models import Basis, TermEntry
+from reports.procurement.models import (
+    Basis,
+    ChargeCategory,
+    CostCategory,
+    LineKind,
+    TermEntry,
+)
 from reports.procurement.services import MAX_REASON, TermChange
-from reports.procurement.terms import SUPPORT_LAYERS, Kind, Term
+from reports.procurement.terms import SUPPORT_LAYERS, Kind, PricingUnit, Term
 from workbench.typing import JSON
 
 DATE_INPUT = forms.DateInput(attrs={"type": "date"})
@@ -162,3 +168,102 @@ class ConfirmationForm(forms.Form):
         self.fields["owner"].queryset = User.objects.filter(  # type: ignore[attr-defined]
             pk__in=[m.pk for m in members]
         ).order_by("username")
+
+
+class CostModelForm(forms.Form):
+    """The project's cost model; exchange rates one per line: CODE RATE YYYY-MM-DD SOURCE."""
+
+    currency = forms.CharField(label=_("Currency (ISO 4217)"), max_length=3)
+    horizon_years = forms.CharField(label=_("Horizon (years, 1 to 10)"))
+    discount_rate_percent = forms.CharField(label=_("Discount rate (%)"), required=False)
+    gpus = forms.CharField(label=_("GPUs in year 1"))
+    nodes = forms.CharField(label=_("Nodes in year 1"))
+    cores_per_node = forms.CharField(label=_("Cores per node"), required=False)
+    sockets_per_node = forms.CharField(label=_("Sockets per node"), required=False)
+    named_users = forms.CharField(label=_("Named users"), required=False)
+    gpu_hours_per_year = forms.CharField(label=_("GPU-hours demanded a year"), required=False)
+    growth_percent = forms.CharField(label=_("Growth a year (%)"), required=False)
+    fte_cost = forms.CharField(label=_("Loaded cost of one FTE a year"), required=False)
+    exchange_rates = forms.CharField(
+        label=_("Exchange rates"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_(
+            "One per line: currency, units of the project's currency it buys, the date it was "
+            "read and where, e.g. EUR 1.10 2026-12-01 ECB reference rate."
+        ),
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        for team, label in OWNER_TEAMS:
+            self.fields[f"day_rate_{team}"] = forms.CharField(
+                label=_("Day rate of %(team)s") % {"team": label}, required=False
+            )
+
+    def clean_exchange_rates(self) -> dict[str, dict[str, str]]:
+        rates = {}
+        for number, line in enumerate(self.cleaned_data["exchange_rates"].splitlines(), 1):
+            parts = line.split(None, 3)
+            if not parts:
+                continue
+            if len(parts) < 4:
+                raise forms.ValidationError(
+                    _("Line %(n)s: give the currency, the rate, the date and the source.")
+                    % {"n": number}
+                )
+            code, rate, read_on, source = parts
+            rates[code.upper()] = {"rate": rate, "date": read_on, "source": source}
+        return rates
+
+    def day_rates(self) -> dict[str, str]:
+        return {
+            team: self.cleaned_data[f"day_rate_{team}"].strip()
+            for team, _label in OWNER_TEAMS
+            if self.cleaned_data[f"day_rate_{team}"].strip()
+        }
+
+
+def cost_model_initial(model: object) -> dict[str, object]:
+    if model is None:
+        return {"currency": "USD", "horizon_years": 5, "growth_percent": 0}
+    initial: dict[str, object] = {
+        name: getattr(model, name)
+        for name in CostModelForm.base_fields
+        if name != "exchange_rates" and hasattr(model, name)
+    }
+    initial["exchange_rates"] = "\n".join(
+        f"{code} {given['rate']} {given['date']} {given['source']}"
+        for code, given in getattr(model, "exchange_rates", {}).items()
+    )
+    for team, rate in getattr(model, "day_rates", {}).items():
+        initial[f"day_rate_{team}"] = rate
+    return initial
+
+
+class CostLineForm(forms.Form):
+    category = forms.ChoiceField(label=_("Category"), choices=CostCategory.choices)
+    label = forms.CharField(label=_("What"), max_length=200)
+    kind = forms.ChoiceField(label=_("How it runs"), choices=LineKind.choices)
+    unit = forms.ChoiceField(
+        label=_("Pricing unit (per unit lines)"),
+        required=False,
+        choices=[("", "—"), *PricingUnit.choices],
+    )
+    team = forms.ChoiceField(
+        label=_("Team (person-days)"), required=False, choices=[("", "—"), *OWNER_TEAMS]
+    )
+    currency = forms.CharField(label=_("Currency"), max_length=3, required=False)
+    low = forms.CharField(label=_("Low"))
+    expected = forms.CharField(label=_("Expected"))
+    high = forms.CharField(label=_("High"))
+    discount_percent = forms.CharField(label=_("Discount (%)"), required=False)
+    first_year = forms.CharField(label=_("From year"), initial=1)
+    last_year = forms.CharField(label=_("To year (empty: to the horizon)"), required=False)
+    charge_category = forms.ChoiceField(
+        label=_("Charge category (FinOps FOCUS)"), choices=ChargeCategory.choices
+    )
+    basis = forms.ChoiceField(label=_("Basis"), choices=Basis.choices, initial=Basis.TBC)
+    reference = forms.CharField(label=_("Quote or document reference"), required=False)
+    source = forms.CharField(label=_("Where it was read"), required=False)
+    valid_until = forms.DateField(label=_("Quote valid until"), required=False, widget=DATE_INPUT)

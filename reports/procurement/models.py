@@ -113,3 +113,115 @@ class Confirmation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.candidate_id} {self.subject}"
+
+
+class CostCategory(models.TextChoices):
+    LICENCE = "licence", _("licence or subscription")
+    SUPPORT = "support", _("support")
+    CAPACITY = "capacity", _("hardware or cloud capacity")
+    IMPLEMENTATION = "implementation", _("implementation")
+    TRAINING = "training", _("training")
+    OPERATIONS = "operations", _("operations")
+    EXIT = "exit", _("exit and migration")
+    OTHER = "other", _("other")
+
+
+class LineKind(models.TextChoices):
+    PER_UNIT = "per_unit", _("per pricing unit and year")
+    PER_YEAR = "per_year", _("flat, each year")
+    ONE_OFF = "one_off", _("once")
+    FTE = "fte", _("people (FTE) each year")
+    DAYS = "days", _("person-days, once")
+
+
+class ChargeCategory(models.TextChoices):
+    """The FinOps FOCUS specification's ChargeCategory values, for exports."""
+
+    PURCHASE = "Purchase", _("purchase")
+    USAGE = "Usage", _("usage")
+    ADJUSTMENT = "Adjustment", _("adjustment")
+    TAX = "Tax", _("tax")
+    CREDIT = "Credit", _("credit")
+
+
+class CostModel(models.Model):
+    """A project's frame for costs: currency and exchange rates, horizon, discount rate, the
+    fleet and its growth, what people cost (docs/costs.md)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="cost_model")
+    currency = models.CharField(_("currency"), max_length=3, default="USD")
+    horizon_years = models.PositiveSmallIntegerField(_("horizon (years)"), default=5)
+    discount_rate_percent = models.DecimalField(
+        _("discount rate (%)"), max_digits=7, decimal_places=4, null=True, blank=True
+    )
+    gpus = models.DecimalField(_("GPUs"), default=0, max_digits=18, decimal_places=4)
+    nodes = models.DecimalField(_("nodes"), default=0, max_digits=18, decimal_places=4)
+    cores_per_node = models.DecimalField(
+        _("cores per node"), default=0, max_digits=18, decimal_places=4
+    )
+    sockets_per_node = models.DecimalField(
+        _("sockets per node"), default=0, max_digits=18, decimal_places=4
+    )
+    named_users = models.DecimalField(_("named users"), default=0, max_digits=18, decimal_places=4)
+    gpu_hours_per_year = models.DecimalField(
+        _("GPU-hours demanded a year"), default=0, max_digits=18, decimal_places=4
+    )
+    growth_percent = models.DecimalField(
+        _("growth a year (%)"), max_digits=7, decimal_places=4, default=0
+    )
+    fte_cost = models.DecimalField(
+        _("loaded cost of one FTE a year"), null=True, blank=True, max_digits=18, decimal_places=4
+    )
+    # team -> day rate (a decimal string); currency -> {"rate", "date", "source"}
+    day_rates = models.JSONField(default=dict, blank=True)
+    exchange_rates = models.JSONField(default=dict, blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("cost model")
+
+    def __str__(self) -> str:
+        return f"cost model of {self.project_id}"
+
+
+class CostLine(models.Model):
+    """One cost of a candidate, with low / expected / high figures and its basis."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="cost_lines")
+    category = models.CharField(_("category"), max_length=20, choices=CostCategory)
+    kind = models.CharField(_("how it runs"), max_length=20, choices=LineKind)
+    label = models.CharField(_("what"), max_length=200)
+    unit = models.CharField(_("pricing unit"), max_length=20, blank=True)
+    team = models.CharField(_("team"), max_length=20, blank=True)
+    currency = models.CharField(_("currency"), max_length=3, blank=True)
+    low = models.DecimalField(_("low"), max_digits=18, decimal_places=4)
+    expected = models.DecimalField(_("expected"), max_digits=18, decimal_places=4)
+    high = models.DecimalField(_("high"), max_digits=18, decimal_places=4)
+    discount_percent = models.DecimalField(
+        _("discount (%)"), max_digits=7, decimal_places=4, default=0
+    )
+    first_year = models.PositiveSmallIntegerField(_("from year"), default=1)
+    last_year = models.PositiveSmallIntegerField(_("to year"), null=True, blank=True)
+    charge_category = models.CharField(
+        _("charge category"), max_length=20, choices=ChargeCategory, default=ChargeCategory.PURCHASE
+    )
+    basis = models.CharField(_("basis"), max_length=20, choices=Basis, default=Basis.TBC)
+    reference = models.CharField(_("reference"), max_length=300, blank=True)
+    source = models.CharField(_("where it was read"), max_length=500, blank=True)
+    valid_until = models.DateField(_("valid until"), null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["candidate", "category", "pk"]
+        indexes = [models.Index(fields=["project", "candidate"], name="costline_candidate")]
+        verbose_name = _("cost line")
+
+    def __str__(self) -> str:
+        return f"{self.candidate_id} {self.label}"

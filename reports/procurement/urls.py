@@ -1,25 +1,37 @@
 from django.urls import path
 
-from reports.procurement import views
+from reports.procurement.views import costs, terms
 
 app_name = "procurement"
 
 urlpatterns = [
-    path("<slug:slug>/terms/", views.terms, name="terms"),
+    path("<slug:slug>/terms/", terms.terms, name="terms"),
     path(
         "<slug:slug>/terms/<slug:candidate_slug>/<slug:group>/",
-        views.terms_edit,
+        terms.terms_edit,
         name="terms_edit",
     ),
     path(
         "<slug:slug>/terms/<slug:candidate_slug>/history/<slug:key>/",
-        views.term_history,
+        terms.term_history,
         name="term_history",
     ),
-    path("<slug:slug>/to-confirm/", views.to_confirm, name="to_confirm"),
+    path("<slug:slug>/to-confirm/", terms.to_confirm, name="to_confirm"),
     path(
         "<slug:slug>/to-confirm/<slug:candidate_slug>/<slug:key>/",
-        views.confirmation_edit,
+        terms.confirmation_edit,
         name="confirmation_edit",
+    ),
+    path("<slug:slug>/costs/", costs.costs, name="costs"),
+    path("<slug:slug>/costs/model/", costs.cost_model_edit, name="cost_model_edit"),
+    path(
+        "<slug:slug>/costs/<slug:candidate_slug>/lines/new/",
+        costs.cost_line_add,
+        name="cost_line_add",
+    ),
+    path(
+        "<slug:slug>/costs/lines/<int:line_id>/remove/",
+        costs.cost_line_remove,
+        name="cost_line_remove",
     ),
 ]

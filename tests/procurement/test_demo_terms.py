@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from reports.procurement.models import Confirmation, TermEntry
+from reports.procurement.models import Confirmation, CostLine, TermEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -26,5 +26,8 @@ def test_the_demo_has_terms_once(client) -> None:
     client.post(reverse("login"), {"username": "procurement", "password": "workbench-demo"})
     terms = client.get(reverse("procurement:terms", kwargs={"slug": "demo"})).content.decode()
     assert "Apache-2.0 AND LicenseRef-NVIDIA-Software-License" in terms and "$4,500.00" in terms
+    costs = client.get(reverse("procurement:costs", kwargs={"slug": "demo"})).content.decode()
+    assert "GPU software subscription" in costs and "incomplete" not in costs
+    assert CostLine.objects.filter(project__slug="demo").count() == 10
     listed = client.get(reverse("procurement:to_confirm", kwargs={"slug": "demo"})).content.decode()
     assert "Asked the vendor for the severity-1 response time" in listed

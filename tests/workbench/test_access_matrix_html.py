@@ -39,6 +39,8 @@ WRITER_FORMS = {
     "poc:tokens",  # project admins only
     "procurement:terms_edit",  # procurement, business and project admins only
     "procurement:confirmation_edit",
+    "procurement:cost_model_edit",
+    "procurement:cost_line_add",
 }
 # Pages that only show something: a POST is answered as a GET (200) and writes nothing.
 READ_ONLY_PAGES = {
@@ -64,6 +66,7 @@ READ_ONLY_PAGES = {
     "procurement:terms",
     "procurement:term_history",
     "procurement:to_confirm",
+    "procurement:costs",
     "reports:progress",
     "reports:sheet_pdf",
     "reports:export",

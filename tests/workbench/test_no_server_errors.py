@@ -55,6 +55,7 @@ def routes(suite: dict[str, Any], objects: dict[str, Any]) -> list[str]:  # noqa
         "requirement_id": 1,
         "check_id": 1,
         "group": "price",
+        "line_id": 1,
         "key": "volcano",  # a catalog entry (the shipped one: its edit page is refused)
     }
     urls = []

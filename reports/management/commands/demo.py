@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluations.models import Solution, TemplateSet
 from evaluations.services import DEMO_PASSWORD, demo_seed
 from poc.demo import demo_results
-from reports.procurement.demo import demo_terms
+from reports.procurement.demo import demo_costs, demo_terms
 
 
 class Command(BaseCommand):
@@ -24,5 +24,6 @@ class Command(BaseCommand):
         project, usernames = demo_seed()
         demo_results(project)
         demo_terms(project)
+        demo_costs(project)
         self.stdout.write(f"demo project: {project.name} (/projects/{project.slug}/)")
         self.stdout.write(f"demo logins (password {DEMO_PASSWORD}): " + ", ".join(usernames))

@@ -3,7 +3,7 @@ edit, a term's history, and what is still to be confirmed with who chases it."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -12,34 +12,19 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from evaluations import selectors as evaluation_selectors
-from evaluations.models import Candidate, Project
-from evaluations.selectors import ProjectAccess
+from evaluations.models import Candidate
 from reports.procurement import selectors, services
 from reports.procurement.forms import ConfirmationForm, TermsForm
 from reports.procurement.terms import BY_KEY, Group, terms_in
-from workbench.forms import FlagForm, form_add_service_error
+from reports.procurement.views.common import candidates_shown, editor_access
+from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
-
-
-def _editor(request: AuthedHttpRequest, slug: str) -> ProjectAccess:
-    """Procurement, business and project admins change terms (and open their forms); every
-    member reads them."""
-    access = evaluation_selectors.project_access(request.user, slug, write=True)
-    if not selectors.can_edit_terms(access):
-        raise PermissionDenied
-    return access
-
-
-def _candidates(project: Project, request: AuthedHttpRequest) -> list[Candidate]:
-    return evaluation_selectors.candidates_in_play(
-        project, include_all=FlagForm("all", request.GET).set
-    )
 
 
 @login_required
 def terms(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug)
-    table = selectors.terms_table(_candidates(access.project, request))
+    table = selectors.terms_table(candidates_shown(access.project, request))
     context = {
         "access": access,
         "project": access.project,
@@ -56,7 +41,7 @@ def terms(request: AuthedHttpRequest, slug: str) -> HttpResponse:
 def terms_edit(
     request: AuthedHttpRequest, slug: str, candidate_slug: str, group: str
 ) -> HttpResponse:
-    access = _editor(request, slug)
+    access = editor_access(request, slug)
     candidate = selectors.candidate_in_project(access.project, candidate_slug)
     if group not in Group.values:
         raise Http404
@@ -125,7 +110,7 @@ def term_history(
 @login_required
 def to_confirm(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug)
-    candidates = _candidates(access.project, request)
+    candidates = candidates_shown(access.project, request)
     context = {
         "access": access,
         "project": access.project,
@@ -141,7 +126,7 @@ def to_confirm(request: AuthedHttpRequest, slug: str) -> HttpResponse:
 def confirmation_edit(
     request: AuthedHttpRequest, slug: str, candidate_slug: str, key: str
 ) -> HttpResponse:
-    access = _editor(request, slug)
+    access = editor_access(request, slug)
     candidate = selectors.candidate_in_project(access.project, candidate_slug)
     chase = selectors.open_chase(candidate, key)
     initial = selectors.chase_initial(chase)

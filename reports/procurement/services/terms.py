@@ -40,6 +40,13 @@ class TermChange:
 
 def _checked(term: Term, change: TermChange, today: date) -> dict[str, object]:
     value = clean(term, change.value)
+    return {"value": value, **basis_fields(str(term.label), value, change, today)}
+
+
+def basis_fields(label: str, value: object, change: TermChange, today: date) -> dict[str, object]:
+    """The basis of a figure or term, checked: a quote has its reference and a valid-until date
+    not past, a published figure where it was read; a basis other than "to be confirmed" needs
+    the value it states. `label` names the figure in the messages."""
     if change.basis not in Basis.values:
         raise ValidationError(
             _("%(basis)s is not a basis (one of %(choices)s).")
@@ -49,18 +56,18 @@ def _checked(term: Term, change: TermChange, today: date) -> dict[str, object]:
     if len(reference) > MAX_REFERENCE or len(source) > MAX_SOURCE:
         raise ValidationError(
             _("%(term)s: a reference has at most %(ref)s characters, a source %(src)s.")
-            % {"term": term.label, "ref": MAX_REFERENCE, "src": MAX_SOURCE}
+            % {"term": label, "ref": MAX_REFERENCE, "src": MAX_SOURCE}
         )
     if change.basis != Basis.TBC and value is None:
         raise ValidationError(
             _("%(term)s: give the value its basis states, or leave it to be confirmed.")
-            % {"term": term.label}
+            % {"term": label}
         )
     if change.basis == Basis.QUOTE:
         if not reference or change.valid_until is None:
             raise ValidationError(
                 _("%(term)s: a vendor quote needs its reference and its valid-until date.")
-                % {"term": term.label}
+                % {"term": label}
             )
         if change.valid_until < today:
             raise ValidationError(
@@ -68,18 +75,17 @@ def _checked(term: Term, change: TermChange, today: date) -> dict[str, object]:
                     "%(term)s: the quote expired on %(date)s; record a current quote, or the "
                     "figure as an estimate."
                 )
-                % {"term": term.label, "date": change.valid_until.isoformat()}
+                % {"term": label, "date": change.valid_until.isoformat()}
             )
     elif change.valid_until is not None:
         raise ValidationError(
-            _("%(term)s: only a vendor quote has a valid-until date.") % {"term": term.label}
+            _("%(term)s: only a vendor quote has a valid-until date.") % {"term": label}
         )
     if change.basis == Basis.LIST_PRICE and not source:
         raise ValidationError(
-            _("%(term)s: say where the public list price was read.") % {"term": term.label}
+            _("%(term)s: say where the public list price was read.") % {"term": label}
         )
     return {
-        "value": value,
         "basis": change.basis,
         "reference": reference,
         "source": source,

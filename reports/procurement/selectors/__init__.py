@@ -1,0 +1,58 @@
+"""Reads of procurement: terms, their history and what is still to be confirmed (`terms`);
+the cost model run over each candidate's lines (`costs`)."""
+
+from reports.procurement.selectors.costs import (
+    CandidateCost,
+    CostOverview,
+    cost_overview,
+    integration_days,
+    line_of,
+    model_of,
+)
+from reports.procurement.selectors.terms import (
+    TERM_EDITORS,
+    OpenItem,
+    TermCell,
+    TermGroup,
+    TermRow,
+    TermsTable,
+    can_edit_terms,
+    candidate_in_project,
+    candidate_terms,
+    chase_initial,
+    current_entries,
+    open_chase,
+    open_items,
+    project_people,
+    term_display,
+    term_history,
+    terms_frozen,
+    terms_table,
+)
+
+__all__ = [
+    "CandidateCost",
+    "CostOverview",
+    "OpenItem",
+    "TERM_EDITORS",
+    "TermCell",
+    "TermGroup",
+    "TermRow",
+    "TermsTable",
+    "can_edit_terms",
+    "candidate_in_project",
+    "candidate_terms",
+    "chase_initial",
+    "cost_overview",
+    "current_entries",
+    "integration_days",
+    "line_of",
+    "model_of",
+    "open_chase",
+    "open_items",
+    "project_people",
+    "term_display",
+    "term_history",
+    "terms_frozen",
+    "terms_table",
+]

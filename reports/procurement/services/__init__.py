@@ -1,0 +1,28 @@
+"""Every write of procurement: terms and their chase (`terms`), the cost model and cost lines
+(`costs`)."""
+
+from reports.procurement.services.costs import (
+    LineData,
+    ModelData,
+    cost_line_add,
+    cost_line_remove,
+    cost_model_save,
+)
+from reports.procurement.services.terms import (
+    MAX_REASON,
+    TermChange,
+    confirmation_set,
+    terms_record,
+)
+
+__all__ = [
+    "MAX_REASON",
+    "LineData",
+    "ModelData",
+    "TermChange",
+    "confirmation_set",
+    "cost_line_add",
+    "cost_line_remove",
+    "cost_model_save",
+    "terms_record",
+]

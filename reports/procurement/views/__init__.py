@@ -1,0 +1,1 @@
+"""Pages of procurement: terms and what is still to be confirmed (`terms`), costs (`costs`)."""

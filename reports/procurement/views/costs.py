@@ -1,0 +1,124 @@
+"""The cost page: every candidate's cost over the horizon side by side, per category and year,
+with its range, net present value and cost per GPU-year; the cost model and cost lines to edit
+(procurement, business and project admins)."""
+
+from dataclasses import fields as dataclass_fields
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from evaluations import selectors as evaluation_selectors
+from evaluations.models import Candidate
+from reports.procurement import selectors, services
+from reports.procurement.forms import CostLineForm, CostModelForm, cost_model_initial
+from reports.procurement.models import CostLine, CostModel
+from reports.procurement.views.common import candidates_shown, editor_access
+from workbench.forms import form_add_service_error
+from workbench.typing import AuthedHttpRequest
+
+
+@login_required
+def costs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = evaluation_selectors.project_access(request.user, slug)
+    overview = selectors.cost_overview(access.project, candidates_shown(access.project, request))
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "costs",
+        "overview": overview,
+        "can_edit": selectors.can_edit_terms(access),
+    }
+    return render(request, "procurement/costs.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cost_model_edit(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    access = editor_access(request, slug)
+    current = CostModel.objects.filter(project=access.project).first()
+    form = CostModelForm(request.POST or None, initial=cost_model_initial(current))
+    if request.method == "POST" and _model_saved(request, form, access.project):
+        return redirect(reverse("procurement:costs", kwargs={"slug": slug}))
+    context = {"access": access, "project": access.project, "tab": "costs", "form": form}
+    return render(
+        request, "procurement/cost_model_edit.html", context, status=422 if form.errors else 200
+    )
+
+
+def _model_saved(request: AuthedHttpRequest, form: CostModelForm, project: object) -> bool:
+    if not form.is_valid():
+        return False
+    names = {f.name for f in dataclass_fields(services.ModelData)}
+    given = {k: v for k, v in form.cleaned_data.items() if k in names}
+    data = services.ModelData(**{**given, "day_rates": form.day_rates()})
+    try:
+        services.cost_model_save(project=project, data=data, actor=request.user)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        form_add_service_error(form, exc)
+        return False
+    messages.success(request, _("Cost model saved."))
+    return True
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cost_line_add(request: AuthedHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
+    access = editor_access(request, slug)
+    candidate = selectors.candidate_in_project(access.project, candidate_slug)
+    form = CostLineForm(request.POST or None)
+    if request.method == "POST" and _line_saved(request, form, candidate):
+        return redirect(
+            reverse("procurement:costs", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
+        )
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "costs",
+        "candidate": candidate,
+        "form": form,
+    }
+    return render(
+        request, "procurement/cost_line_add.html", context, status=422 if form.errors else 200
+    )
+
+
+def _line_saved(request: AuthedHttpRequest, form: CostLineForm, candidate: Candidate) -> bool:
+    if not form.is_valid():
+        return False
+    try:
+        services.cost_line_add(
+            candidate=candidate, data=services.LineData(**form.cleaned_data), actor=request.user
+        )
+    except ValidationError as exc:
+        form_add_service_error(form, exc)
+        return False
+    messages.success(request, _("Cost line added."))
+    return True
+
+
+@login_required
+@require_POST
+def cost_line_remove(request: AuthedHttpRequest, slug: str, line_id: int) -> HttpResponse:
+    access = editor_access(request, slug)
+    line = (
+        CostLine.objects.filter(project=access.project, pk=line_id)
+        .select_related("candidate")
+        .first()
+    )
+    if line is None:
+        raise Http404
+    try:
+        services.cost_line_remove(line=line, actor=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("Cost line removed."))
+    return redirect(
+        reverse("procurement:costs", kwargs={"slug": slug}) + f"#c-{line.candidate.slug}"
+    )
