@@ -64,6 +64,7 @@ def snapshot_changes(old: dict[str, Any], new: dict[str, Any]) -> Changes:
     _matrix(old["matrix"], new["matrix"], changes)
     _candidates(old["candidates"], new["candidates"], changes)
     _evidence(old["evidence"], new["evidence"], changes)
+    _costs(old.get("costs"), new.get("costs"), changes)
     return Changes(shown=changes[:LIMIT], total=len(changes))
 
 
@@ -206,6 +207,32 @@ def _who(row: dict[str, str] | None) -> str:
     if row is None:
         return _("unassigned")
     return " · ".join(part for part in (row["party"], row["person"], row["escalation"]) if part)
+
+
+def _costs(old: dict | None, new: dict | None, out: list[Change]) -> None:
+    """Each candidate's total over the horizon (expected, low – high, currency)."""
+
+    def totals(frozen: dict | None) -> dict[str, str]:
+        if not frozen:
+            return {}
+        return {
+            c["slug"]: f"{c['total'][1]} ({c['total'][0]} – {c['total'][2]}) {frozen['currency']}"
+            + (" · " + "; ".join(c["missing"]) if c["missing"] else "")
+            for c in frozen["candidates"]
+        }
+
+    before, after = totals(old), totals(new)
+    total = _("total")
+    for slug in sorted(before.keys() | after.keys()):
+        if before.get(slug) != after.get(slug):
+            out.append(
+                Change(
+                    _("Costs"),
+                    f"{slug}: {total}",
+                    before.get(slug, "—"),
+                    after.get(slug, "—"),
+                )
+            )
 
 
 def _evidence(old: list[dict], new: list[dict], out: list[Change]) -> None:

@@ -219,6 +219,7 @@ def sheet_html(
                     "shortlist",
                     "matrix",
                     *(f"c-{c['slug']}" for c in snapshot["candidates"]),
+                    *(["costs"] if snapshot.get("costs") else []),
                     *(["to-confirm"] if snapshot.get("to_confirm") is not None else []),
                     "evidence",
                     "signoff",

@@ -26,6 +26,7 @@ from reports.procurement import selectors as procurement_selectors
 
 FORMAT = "workbench-sheet/3"  # 2: questions and product names beside keys; 3: terms
 AREAS = ResponsibilityArea.values
+CENT = Decimal("0.01")
 
 
 def canonical_json(data: Any) -> str:
@@ -129,6 +130,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
         "scenario_coverage": _scenario_coverage(actions, chosen, outcomes),
         "candidates": [_candidate(s, terms[s.candidate.slug]) for s in summaries],
         "to_confirm": _to_confirm(project, chosen),
+        "costs": _costs(project, chosen),
         "matrix": {
             "actions": [
                 {
@@ -208,6 +210,48 @@ def _scenario_coverage(
                 ],
             }
             for c in chosen
+        ],
+    }
+
+
+def _costs(project: Project, chosen: list[Candidate]) -> dict[str, Any] | None:
+    """Each chosen candidate's cost over the horizon (reports/procurement/costs.py), to the
+    cent; None while the project has no cost model."""
+    overview = procurement_selectors.cost_overview(project, chosen)
+    if overview.model is None:
+        return None
+    model = overview.model
+
+    def cents(value: Decimal) -> str:
+        return str(value.quantize(CENT))
+
+    def spread(found: Any) -> list[str] | None:
+        return (
+            None if found is None else [cents(found.low), cents(found.expected), cents(found.high)]
+        )
+
+    return {
+        "currency": model.currency,
+        "horizon": model.horizon_years,
+        "discount_rate": None
+        if model.discount_rate_percent is None
+        else str(model.discount_rate_percent.normalize()),
+        "candidates": [
+            {
+                "slug": c.candidate.slug,
+                "candidate": c.candidate.solution.name,
+                "total": spread(c.costs.total),
+                "list_total": cents(c.costs.list_total.expected),
+                "npv": spread(c.npv),
+                "per_gpu_year": spread(c.per_gpu_year),
+                "per_year": [cents(y.expected) for y in c.costs.per_year],
+                "categories": [
+                    {"label": label, "per_year": [cents(y.expected) for y in per_year]}
+                    for label, per_year in c.category_rows
+                ],
+                "missing": list(c.costs.missing),
+            }
+            for c in overview.candidates
         ],
     }
 

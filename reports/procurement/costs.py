@@ -1,8 +1,8 @@
-"""The cost model's arithmetic, apart from the database: what each cost line comes to in each year
-of the horizon, in the project's currency, as low / expected / high figures, and the totals a
-decision reads (per year, over the horizon, net present value, per GPU-year), with what is
-missing said instead of counted as zero. docs/costs.md explains every formula with a worked
-example that tests/procurement/test_costs.py recomputes.
+"""The cost model's arithmetic, apart from the database (it reads no row): what each cost line
+comes to in each year of the horizon, in the project's currency, as low / expected / high
+figures, and the totals a decision reads (per year, over the horizon, net present value, per
+GPU-year), with what is missing said instead of counted as zero. docs/costs.md explains every
+formula with a worked example that tests/procurement/test_costs.py recomputes.
 
 `Decimal` throughout; nothing here rounds (pages round for display).
 """
@@ -10,6 +10,8 @@ example that tests/procurement/test_costs.py recomputes.
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+
+from django.utils.translation import gettext as _
 
 ZERO = Decimal(0)
 ONE = Decimal(1)
@@ -154,17 +156,17 @@ def line_cost(line: Line, model: Model, year: int) -> tuple[Range, Range] | str:
     if line.kind == "days":
         rate = model.day_rates.get(line.team)
         if rate is None:
-            return f"no day rate for {line.team or 'the owning team'}"
+            return _("no day rate for %(team)s") % {"team": line.team or "—"}
         listed = line.amount.scaled(rate)
         return listed, listed
     if line.kind == "fte":
         if model.fte_cost is None:
-            return "no loaded cost of one FTE a year"
+            return _("no loaded cost of one FTE a year")
         listed = line.amount.scaled(model.fte_cost)
         return listed, listed
     rate = model.rate(line.currency)
     if rate is None:
-        return f"no exchange rate for {line.currency}"
+        return _("no exchange rate for %(currency)s") % {"currency": line.currency}
     count = model.fleet.count(line.unit, year) if line.kind == "per_unit" else ONE
     listed = line.amount.scaled(count * rate)
     return listed, listed.scaled(ONE - line.discount_percent / HUNDRED)

@@ -1,4 +1,4 @@
-"""Terms and what is still to be confirmed in the procurement sheet's PDF, in the sheet's
+"""Terms, costs and what is still to be confirmed in the procurement sheet's PDF, in the sheet's
 language: values with their basis, an expired quote marked against the revision's date, and the
 open list with who chases each item."""
 
@@ -10,8 +10,19 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from reports import services
+from reports.diff import snapshot_changes
 from reports.procurement.models import Basis, TermEntry
-from reports.procurement.services import TermChange, confirmation_set, terms_record
+from reports.procurement.services import (
+    LineData,
+    ModelData,
+    TermChange,
+    confirmation_set,
+    cost_line_add,
+    cost_model_save,
+    terms_record,
+)
+from reports.selectors import sheet_is_stale
 from tests.reports.helpers import rendered
 
 pytestmark = pytest.mark.django_db
@@ -82,3 +93,49 @@ def test_the_chinese_pdf_prints_them_in_chinese(termed) -> None:
     assert "待确认事项" in text and "单位目录价" in text
     assert "厂商报价 · Q-77" in text and "报价已过期" in text
     assert "一级故障响应" in text
+
+
+@pytest.fixture
+def costed(evaluation: dict[str, Any]) -> dict[str, Any]:
+    cost_model_save(
+        project=evaluation["alpha"],
+        data=ModelData(currency="USD", horizon_years=3, gpus=64, nodes=8, growth_percent=10),
+        actor=None,
+    )
+    cost_line_add(
+        candidate=evaluation["volcano"],
+        data=LineData(
+            "licence", "per_unit", "Subscription", 4000, 4500, 5000, currency="USD",
+            unit="per_gpu", discount_percent=20,
+        ),
+        actor=None,
+    )  # fmt: skip
+    return evaluation
+
+
+def test_the_sheet_freezes_and_prints_the_costs(costed) -> None:
+    sheet = rendered(costed)
+    (frozen,) = sheet.snapshot["costs"]["candidates"]
+    assert frozen["total"] == ["677888.00", "762624.00", "847360.00"]  # docs/costs.md
+    assert frozen["per_year"] == ["230400.00", "253440.00", "278784.00"]
+    text = _text(sheet)
+    assert "Costs" in text and "$762,624" in text and "$677,888 – $847,360" in text
+    assert "$253,440" in text
+    # A new line makes the revision stale and the change is listed.
+    cost_line_add(
+        candidate=costed["volcano"],
+        data=LineData("exit", "one_off", "Migration", 1000, 1000, 1000, currency="USD"),
+        actor=None,
+    )
+    assert sheet_is_stale(sheet)
+    later = services.sheet_generate(project=costed["alpha"], language="en", actor=None)
+    changes = snapshot_changes(sheet.snapshot, later.snapshot)
+    listed = {(c.section, c.subject): (c.before, c.after) for c in changes.shown}
+    before, after = listed[("Costs", "volcano: total")]
+    assert before.startswith("762624.00") and after.startswith("763624.00")
+
+
+def test_the_chinese_sheet_prints_the_costs_in_chinese(costed) -> None:
+    text = _text(rendered(costed, language="zh-hans"))
+    assert "成本" in text and "净现值" in text and "许可或订阅" in text
+    assert "不完整" in text and "人天费率" in text  # the PoC's 3.5 days of platform: no rate
