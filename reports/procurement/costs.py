@@ -10,6 +10,7 @@ formula with a worked example that tests/procurement/test_costs.py recomputes.
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 
 from django.utils.translation import gettext as _
 
@@ -148,6 +149,11 @@ def _years_of(line: Line, horizon: int) -> range:
     return range(max(line.year, 1), last + 1)
 
 
+@lru_cache(maxsize=4096)
+def _count(fleet: Fleet, unit: str, year: int) -> Decimal:
+    return fleet.count(unit, year)
+
+
 def line_cost(line: Line, model: Model, year: int) -> tuple[Range, Range] | str:
     """What `line` costs in `year`, (list, contracted) in the project's currency; or why it
     cannot be said (a missing exchange rate, day rate or FTE cost)."""
@@ -167,7 +173,7 @@ def line_cost(line: Line, model: Model, year: int) -> tuple[Range, Range] | str:
     rate = model.rate(line.currency)
     if rate is None:
         return _("no exchange rate for %(currency)s") % {"currency": line.currency}
-    count = model.fleet.count(line.unit, year) if line.kind == "per_unit" else ONE
+    count = _count(model.fleet, line.unit, year) if line.kind == "per_unit" else ONE
     listed = line.amount.scaled(count * rate)
     return listed, listed.scaled(ONE - line.discount_percent / HUNDRED)
 

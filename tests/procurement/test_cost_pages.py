@@ -205,3 +205,20 @@ def test_a_quote_for_a_line_keeps_its_reference(personas) -> None:
         actor=None,
     )  # fmt: skip
     assert (line.basis, line.reference) == ("quote", "Q-5")
+
+
+def test_many_candidates_open_one_at_a_time(personas, buyer, login) -> None:
+    from reports.procurement.views.costs import DETAILS_INLINE
+    from tests.factories import CandidateFactory
+
+    alpha = personas["alpha"]
+    keys = ["slurm", "runai", "openshift-ai", "k8s-gpu-operator", "kueue", "kuberay"]
+    for key in keys[:DETAILS_INLINE]:
+        CandidateFactory(project=alpha, solution_key=key)
+    cost_model_save(project=alpha, data=ModelData(), actor=None)
+    client = login(buyer)
+    page = client.get(_url("costs")).content.decode()
+    assert page.count('<section class="card" id="c-') == 0
+    assert "?candidate=slurm#c-slurm" in page
+    opened = client.get(_url("costs") + "?candidate=slurm").content.decode()
+    assert opened.count('<section class="card" id="c-') == 1 and 'id="c-slurm"' in opened

@@ -22,16 +22,27 @@ from reports.procurement.views.common import candidates_shown, editor_access
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
+# Above this many candidates the page opens one candidate's figures and lines at a time.
+DETAILS_INLINE = 6
+
 
 @login_required
 def costs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     access = evaluation_selectors.project_access(request.user, slug)
     overview = selectors.cost_overview(access.project, candidates_shown(access.project, request))
+    opened = request.GET.get("candidate", "")
+    detailed = [
+        c
+        for c in overview.candidates
+        if len(overview.candidates) <= DETAILS_INLINE or c.candidate.slug == opened
+    ]
     context = {
         "access": access,
         "project": access.project,
         "tab": "costs",
         "overview": overview,
+        "detailed": detailed,
+        "folded": len(detailed) < len(overview.candidates),
         "can_edit": selectors.can_edit_terms(access),
     }
     return render(request, "procurement/costs.html", context)
