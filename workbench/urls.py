@@ -39,6 +39,7 @@ urlpatterns = [
     # Each app owns its API; they share one prefix.
     path("api/v1/", include("evaluations.api.urls")),
     path("api/v1/", include("poc.api.urls")),
+    path("api/v1/", include("reports.procurement.api_urls")),
     path("api/v1/", include("reports.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path(

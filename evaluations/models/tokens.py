@@ -12,6 +12,7 @@ class TokenScope(models.TextChoices):
     READ = "read", _("Read the project")
     RESULTS_WRITE = "results:write", _("Post PoC results")
     PROBES_WRITE = "probes:write", _("Post GPU probe output")
+    COSTS_WRITE = "costs:write", _("Write terms and costs")
 
 
 class ApiToken(models.Model):

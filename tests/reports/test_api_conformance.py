@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from poc.probes.services import clusters as cluster_services
 from reports import services as sheet_services
+from reports.procurement.services import ModelData, cost_model_save
 from tests.poc.api_helpers import token_client
 from tests.probes.helpers import bundle
 from tests.reports.helpers import approve_all, rendered
@@ -62,7 +63,7 @@ def _check(openapi: dict[str, Any], path: str, method: str, response: Any) -> No
 
 def test_every_documented_answer_matches_a_real_one(evaluation, openapi) -> None:
     client, _token, _raw = token_client(
-        evaluation["alpha"], scopes=("read", "results:write", "probes:write")
+        evaluation["alpha"], scopes=("read", "results:write", "probes:write", "costs:write")
     )
     volcano, actions = evaluation["volcano"], evaluation["actions"]
     called: set[tuple[str, str]] = set()
@@ -200,6 +201,18 @@ def test_every_documented_answer_matches_a_real_one(evaluation, openapi) -> None
         },
         format="json",
     )
+    recorded = call(
+        "/api/v1/projects/{slug}/candidates/{candidate_slug}/terms/",
+        "post",
+        "/api/v1/projects/alpha/candidates/volcano/terms/",
+        200,
+        data={"terms": [{"key": "licence_spdx", "value": "apache-2.0", "basis": "estimate"}]},
+        format="json",
+    ).json()
+    assert recorded["recorded"] == 1
+    call("/api/v1/projects/{slug}/terms/", "get", "/api/v1/projects/alpha/terms/", 200)
+    cost_model_save(project=evaluation["alpha"], data=ModelData(gpus=8, nodes=1), actor=None)
+    call("/api/v1/projects/{slug}/costs/", "get", "/api/v1/projects/alpha/costs/", 200)
     stale = call("/api/v1/sheets/{sheet_id}/", "get", f"/api/v1/sheets/{sheet.pk}/", 200).json()
     assert stale["stale"] is True and stale["changes_since_freeze"]["total"] >= 1
     sealed_sheet = rendered(evaluation)

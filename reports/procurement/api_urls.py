@@ -1,0 +1,15 @@
+"""The procurement API's routes (mounted under /api/v1/ by workbench/urls.py)."""
+
+from django.urls import path
+
+from reports.procurement import api
+
+urlpatterns = [
+    path("projects/<slug:slug>/terms/", api.TermsApi.as_view(), name="api_terms"),
+    path(
+        "projects/<slug:slug>/candidates/<slug:candidate_slug>/terms/",
+        api.CandidateTermsApi.as_view(),
+        name="api_candidate_terms",
+    ),
+    path("projects/<slug:slug>/costs/", api.CostsApi.as_view(), name="api_costs"),
+]
