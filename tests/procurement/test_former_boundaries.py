@@ -4,9 +4,6 @@ restores its boundaries as the terms they became."""
 
 import io
 import json
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -15,9 +12,8 @@ from django.conf import settings
 
 from reports.archive import archive_bytes, import_project
 from reports.procurement.models import TermEntry
+from tests.migration_child import run_on_sqlite
 from tests.procurement.former_boundaries_rig import exercise
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -27,24 +23,7 @@ def test_the_texts_become_terms_and_come_back_on_postgresql() -> None:
 
 
 def test_the_texts_become_terms_and_come_back_on_sqlite(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "DJANGO_SETTINGS_MODULE": "workbench.settings",
-    }
-    script = (
-        "import django; django.setup()\n"
-        "from django.db import connection\n"
-        "assert connection.vendor == 'sqlite', connection.vendor\n"
-        "from tests.procurement.former_boundaries_rig import exercise\n"
-        "exercise()\n"
-        "print('carried both ways')\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "carried both ways" in done.stdout
+    run_on_sqlite(tmp_path, "tests.procurement.former_boundaries_rig")
 
 
 @pytest.mark.django_db
