@@ -203,6 +203,10 @@ def record_result(page: Page, candidate: str, action: str, outcome: str, **field
             field.fill(value)
     panel.get_by_role("button", name="Record result").click()
     expect(panel.get_by_role("status")).to_contain_text("Result recorded.")
+    # The grid reloads after a result (cellChanged, sent before the panel's swap): a click that
+    # lands while the new grid replaces the old one is lost between mouse down and up, as it
+    # would be for a person. Wait for the grid, as a person sees it settle.
+    expect(page.locator("#matrix.htmx-request")).to_have_count(0, timeout=20_000)
     return panel
 
 
