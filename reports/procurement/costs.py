@@ -92,6 +92,7 @@ class Line:
     year: int = 1
     until: int | None = None
     label: str = ""
+    team_label: str = ""  # how the team is named in a reason
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def line_cost(line: Line, model: Model, year: int) -> tuple[Range, Range] | str:
     if line.kind == "days":
         rate = model.day_rates.get(line.team)
         if rate is None:
-            return _("no day rate for %(team)s") % {"team": line.team or "—"}
+            return _("no day rate for %(team)s") % {"team": line.team_label or line.team or "—"}
         listed = line.amount.scaled(rate)
         return listed, listed
     if line.kind == "fte":

@@ -225,3 +225,13 @@ class CostLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.candidate_id} {self.label}"
+
+    @property
+    def unit_label(self) -> str:
+        from reports.procurement.terms import PricingUnit
+
+        return str(PricingUnit(self.unit).label) if self.unit in PricingUnit.values else ""
+
+    @property
+    def team_label(self) -> str:
+        return str(TeamRole(self.team).label) if self.team in TeamRole.values else ""

@@ -153,7 +153,7 @@ def test_integration_effort_costs_its_team_and_a_missing_rate_is_said(personas, 
     page = login(personas["bob"]).get(_url("costs")).content.decode()
     assert "$2,000" in page  # 4 person-days of ops at 500
     assert "no exchange rate for GBP" in page and "incomplete" in page
-    assert "PoC integration effort" in page
+    assert "PoC integration effort" in page and "person-days of Operations" in page
 
 
 @pytest.mark.parametrize(("who", "status"), [("bob", 403), ("dave", 403), ("charlie", 404)])
@@ -205,6 +205,18 @@ def test_a_quote_for_a_line_keeps_its_reference(personas) -> None:
         actor=None,
     )  # fmt: skip
     assert (line.basis, line.reference) == ("quote", "Q-5")
+
+
+def test_lines_name_their_unit_and_team_in_words(personas, buyer, login) -> None:
+    cost_model_save(project=personas["alpha"], data=ModelData(), actor=None)
+    for data in (
+        LineData("licence", "per_unit", "Seats", 1, 1, 1, currency="USD", unit="per_core_pair"),
+        LineData("implementation", "days", "Rollout", 1, 1, 1, team="platform"),
+    ):
+        cost_line_add(candidate=personas["volcano"], data=data, actor=None)
+    page = login(buyer).get(_url("costs")).content.decode()
+    assert "per core pair (2 cores or 4 vCPUs)" in page and "per_core_pair" not in page
+    assert "· Platform" in page and "no day rate for Platform" in page
 
 
 def test_many_candidates_open_one_at_a_time(personas, buyer, login) -> None:

@@ -8,10 +8,14 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
-from evaluations.models import Candidate, Project
+from evaluations.models import Candidate, Project, TeamRole
 from poc.models import Outcome, ResultCell
 from reports.procurement import costs as arithmetic
 from reports.procurement.models import CostCategory, CostLine, CostModel, LineKind
+
+
+def _team_label(team: str) -> str:
+    return str(TeamRole(team).label) if team in TeamRole.values else team or "—"
 
 
 def model_of(row: CostModel) -> arithmetic.Model:
@@ -42,6 +46,7 @@ def line_of(row: CostLine) -> arithmetic.Line:
         currency=row.currency,
         unit=row.unit,
         team=row.team,
+        team_label=row.team_label,
         discount_percent=row.discount_percent,
         year=row.first_year,
         until=row.last_year,
@@ -72,6 +77,11 @@ class CandidateCost:
     costs: arithmetic.Costs
     npv: arithmetic.Range
     per_gpu_year: arithmetic.Range | None
+
+    @property
+    def effort_rows(self) -> list[tuple[str, Decimal]]:
+        """The PoC's integration effort, (team as read, person-days)."""
+        return [(_team_label(team), days) for team, days in sorted(self.effort.items())]
 
     @property
     def category_rows(self) -> list[tuple[str, list[arithmetic.Range]]]:
@@ -109,6 +119,7 @@ def cost_overview(project: Project, candidates: Sequence[Candidate]) -> CostOver
                 LineKind.DAYS,
                 arithmetic.Range(days, days, days),
                 team=team,
+                team_label=_team_label(team),
                 label="PoC integration effort",
             )
             for team, days in sorted(effort[candidate.pk].items())
