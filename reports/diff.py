@@ -245,3 +245,9 @@ def _evidence(old: list[dict], new: list[dict], out: list[Change]) -> None:
         out.append(Change(section, f"{k[0]} × {k[1]}", "—", k[2]))
     for k in sorted(before.keys() - after.keys()):
         out.append(Change(section, f"{k[0]} × {k[1]}", k[2], _("removed")))
+    for k in sorted(before.keys() & after.keys()):
+        if bool(before[k].get("superseded")) != bool(after[k].get("superseded")):
+            was, now = (
+                (k[2], _("superseded")) if after[k].get("superseded") else (_("superseded"), k[2])
+            )
+            out.append(Change(section, f"{k[0]} × {k[1]}", was, now))

@@ -8,6 +8,7 @@ content, so the spreadsheet and the sheet cannot disagree.
 import csv
 import io
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -132,10 +133,13 @@ def to_csv(rows: list[list[object]]) -> bytes:
     return ("\ufeff" + buffer.getvalue()).encode()  # a BOM so spreadsheets read UTF-8
 
 
-def to_xlsx(rows: list[list[object]], title: str) -> bytes:
+def to_xlsx(rows: list[list[object]], title: str, *, created: datetime | None = None) -> bytes:
     """A sheet a procurement team can work in: bold frozen header row with filters, columns
-    as wide as their content (within reason), outcome cells coloured."""
+    as wide as their content (within reason), outcome cells coloured. `created`: the date the
+    file says it was made and last changed (now, if not given)."""
     book = Workbook()
+    if created is not None:
+        book.properties.created = book.properties.modified = created
     sheet = book.active
     assert sheet is not None
     sheet.title = title[:31]

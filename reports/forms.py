@@ -15,6 +15,14 @@ class SheetGenerateForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text=_("None chosen: every shortlisted candidate (not the not-applicable tier)."),
     )
+    print_every_result = forms.BooleanField(
+        label=_("Print every result"),
+        required=False,
+        help_text=_(
+            "The PDF then lists every result and evidence item instead of the decision "
+            "document; the full record is attached to the PDF either way."
+        ),
+    )
 
     def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -34,6 +34,13 @@ OPEN_STATUSES = (
 )
 
 
+class Layout(models.TextChoices):
+    """What the PDF's body prints; the snapshot and the attachments are the same for both."""
+
+    DECISION = "decision", _("Decision document")
+    FULL = "full", _("Every result printed")
+
+
 class Sheet(models.Model):
     """A revision of a project's procurement sheet: a frozen snapshot (canonical JSON with its
     sha256) and the PDF rendered from it. A sheet is never edited; a changed project gets a
@@ -43,6 +50,7 @@ class Sheet(models.Model):
     revision = models.PositiveIntegerField()
     language = models.CharField(max_length=10, choices=[("en", "English"), ("zh-hans", "简体中文")])
     candidate_slugs = models.JSONField(default=list, blank=True)
+    layout = models.CharField(max_length=10, choices=Layout, default=Layout.DECISION)
     snapshot = models.JSONField()
     snapshot_json = models.TextField()  # the canonical bytes the hash covers
     sha256 = models.CharField(max_length=64)

@@ -14,8 +14,9 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from evaluations.models import TeamRole
+from reports import attachments, decision
 from reports.exports import OUTCOME_ORDER
-from reports.models import Sheet, SignOff
+from reports.models import Layout, Sheet, SignOff
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,19 @@ def index_lines(rows: list[tuple[str, ...]], widths: tuple[int, ...] = INDEX_COL
     return "\n".join(lines)
 
 
+def _evidence_name(item: dict[str, Any]) -> str:
+    """An item's name, with where it came from when a person recorded it on an earlier result
+    of the cell (carried forward, or superseded by the frozen result)."""
+    origin = item.get("carried_from_result")
+    if origin is None:
+        return str(item["name"])
+    if item.get("superseded"):
+        mark = _("superseded; from result %(id)s") % {"id": origin}
+    else:
+        mark = _("carried from result %(id)s") % {"id": origin}
+    return f"{item['name']} [{mark}]"
+
+
 def _evidence_groups(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
     """The evidence index by candidate, in the sheet's column order, each in recorded order,
     as lines of the index's grid."""
@@ -147,7 +161,7 @@ def _evidence_groups(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
                     [
                         (
                             e["action"],
-                            e["name"],
+                            _evidence_name(e),
                             e["sha256"] or e["url"],
                             f"{e['recorded_by']} {e['recorded_at'][:16].replace('T', ' ')}".strip(),
                         )
@@ -193,57 +207,79 @@ def sheet_html(
     signoff_only: bool = False,
     total_pages: int = 0,
     parts: bool = False,
+    attached: list[attachments.Attached] | None = None,
 ) -> str:
-    """The sheet as HTML for WeasyPrint. With `parts`, marked where it may be cut and with the
-    page numbers left to reports.pdfparts (see sheet_pdf)."""
+    """The sheet as HTML for WeasyPrint, in its layout: the decision document
+    (reports.decision), or every result printed. With `parts` (that layout only), marked where
+    it may be cut and with the page numbers left to reports.pdfparts (see sheet_pdf).
+    `attached`: the files the PDF will carry, which the decision document lists."""
     snapshot: dict[str, Any] = sheet.snapshot
-    rows = list(zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True))
     with translation.override(sheet.language):
+        common = {
+            "sheet": sheet,
+            "sheet_date": sheet.created_at.date().isoformat(),
+            "s": snapshot,
+            **_summary_context(snapshot),
+            "keywords": sheet_keywords(sheet),
+            "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
+            "required_role_labels": [str(TeamRole(r).label) for r in sheet.required_roles],
+            "one_signer_many_roles": sheet.one_signer_many_roles,
+            "header_left": f"{snapshot['project']['name']} · r{sheet.revision}",
+            "signoffs": signoffs or [],
+            "signed_after_changes": any(so.after_changes for so in signoffs or []),
+            "signer_subject": signer_subject,
+            "self_signed": self_signed,
+            "signoff_only": signoff_only,
+            "total_pages": total_pages,
+        }
+        if sheet.layout == Layout.DECISION:
+            return render_to_string(
+                "reports/pdf/decision.html",
+                {
+                    **common,
+                    **decision.decision_context(snapshot),
+                    "has_terms": any(c.get("terms") for c in snapshot["candidates"]),
+                    "evidence_count": len(snapshot.get("evidence", [])),
+                    "unassigned_word": _("unassigned"),
+                    "parts": False,
+                    "attachments": attached or [],
+                },
+            )
         return render_to_string(
-            "reports/pdf/sheet.html",
-            {
-                "sheet": sheet,
-                "sheet_date": sheet.created_at.date().isoformat(),
-                "s": snapshot,
-                "matrix_chunks": [
-                    rows[i : i + MATRIX_PART_ROWS] for i in range(0, len(rows), MATRIX_PART_ROWS)
-                ]
-                if parts and rows
-                else [rows],
-                "parts": parts,
-                # Stand-ins in the contents' part for what other parts hold, so that its links
-                # are kept; the merged document points them at the real places.
-                "part_anchors": [
-                    *(["summary"] if snapshot.get("scenario_coverage") else []),
-                    "framing",
-                    "shortlist",
-                    "matrix",
-                    *(f"c-{c['slug']}" for c in snapshot["candidates"]),
-                    *(["costs"] if snapshot.get("costs") else []),
-                    *(["to-confirm"] if snapshot.get("to_confirm") is not None else []),
-                    "evidence",
-                    "signoff",
-                ],
-                # Product names; revisions frozen before they were kept show their references.
-                "matrix_columns": snapshot["matrix"].get("column_names")
-                or snapshot["matrix"]["columns"],
-                **_summary_context(snapshot),
-                "evidence_groups": _evidence_groups(snapshot),
-                "evidence_header": evidence_index_header(),
-                "keywords": sheet_keywords(sheet),
-                "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
-                "outcome_order": OUTCOME_ORDER,
-                "required_role_labels": [str(TeamRole(r).label) for r in sheet.required_roles],
-                "one_signer_many_roles": sheet.one_signer_many_roles,
-                "header_left": f"{snapshot['project']['name']} · r{sheet.revision}",
-                "signoffs": signoffs or [],
-                "signed_after_changes": any(so.after_changes for so in signoffs or []),
-                "signer_subject": signer_subject,
-                "self_signed": self_signed,
-                "signoff_only": signoff_only,
-                "total_pages": total_pages,
-            },
+            "reports/pdf/sheet.html", {**common, **_full_context(snapshot, parts)}
         )
+
+
+def _full_context(snapshot: dict[str, Any], parts: bool) -> dict[str, Any]:
+    """What the layout that prints every result adds: the matrix in slices, the evidence
+    index, and stand-ins for the contents of a sheet laid out in parts."""
+    rows = list(zip(snapshot["matrix"]["actions"], snapshot["matrix"]["rows"], strict=True))
+    return {
+        "matrix_chunks": [
+            rows[i : i + MATRIX_PART_ROWS] for i in range(0, len(rows), MATRIX_PART_ROWS)
+        ]
+        if parts and rows
+        else [rows],
+        "parts": parts,
+        # Stand-ins in the contents' part for what other parts hold, so that its links are
+        # kept; the merged document points them at the real places.
+        "part_anchors": [
+            *(["summary"] if snapshot.get("scenario_coverage") else []),
+            "framing",
+            "shortlist",
+            "matrix",
+            *(f"c-{c['slug']}" for c in snapshot["candidates"]),
+            *(["costs"] if snapshot.get("costs") else []),
+            *(["to-confirm"] if snapshot.get("to_confirm") is not None else []),
+            "evidence",
+            "signoff",
+        ],
+        # Product names; revisions frozen before they were kept show their references.
+        "matrix_columns": snapshot["matrix"].get("column_names") or snapshot["matrix"]["columns"],
+        "evidence_groups": _evidence_groups(snapshot),
+        "evidence_header": evidence_index_header(),
+        "outcome_order": OUTCOME_ORDER,
+    }
 
 
 _gc_lock = threading.Lock()
@@ -308,6 +344,8 @@ def sheet_pdf(
 
     from reports import pdfparts
 
+    files = [] if signoff_only else attachments.sheet_attachments(sheet)
+
     def html(*, parts: bool) -> str:
         return sheet_html(
             sheet,
@@ -317,17 +355,25 @@ def sheet_pdf(
             signoff_only=signoff_only,
             total_pages=total_pages,
             parts=parts,
+            attached=files,
         )
 
+    if signoff_only:
+        return html_to_pdf(html(parts=False))
+    attachments.check_size(files, settings.SHEET_ATTACHMENTS_MAX_BYTES)
+    rendered = None
     limit = settings.SHEET_PARTS_ABOVE
-    if not signoff_only and limit and sheet_rows(sheet) > limit:
+    if sheet.layout == Layout.FULL and limit and sheet_rows(sheet) > limit:
         try:
             with cyclic_gc_paused():
                 pdf, pages = pdfparts.render_in_parts(html(parts=True))
-            return Rendered(pdf=pdf, pages=pages)
+            rendered = Rendered(pdf=pdf, pages=pages)
         except pdfparts.Unsettled:
             pass  # laid out as one document below
-    return html_to_pdf(html(parts=False))
+    if rendered is None:
+        rendered = html_to_pdf(html(parts=False))
+    when = sheet.created_at.replace(microsecond=0)
+    return Rendered(pdf=attachments.embed(rendered.pdf, files, when), pages=rendered.pages)
 
 
 def replace_last_page(pdf: bytes, page_pdf: bytes) -> bytes:

@@ -12,13 +12,20 @@ from django.db.models import F, Max, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluations.models import ApiToken, AuditHead, Membership, Phase, Project
+from evaluations.models import ApiToken, Membership, Project
 from evaluations.services import event_record
 from reports import notices, rendering, signing
-from reports.models import WITHDRAWABLE_STATUSES, Decision, Sheet, SheetStatus, SignOff
+from reports.models import (
+    WITHDRAWABLE_STATUSES,
+    Decision,
+    Layout,
+    Sheet,
+    SheetStatus,
+    SignOff,
+)
+from reports.phases import project_phase_refresh, project_phases_refresh
 from reports.selectors import (
     STUCK_AFTER,
-    evaluation_progress,
     open_revision,
     sheet_candidates,
     sheet_generators,
@@ -50,11 +57,15 @@ def sheet_generate(
     actor: User | None,
     candidate_slugs: list[str] | None = None,
     token: ApiToken | None = None,
+    layout: str = Layout.DECISION,
 ) -> Sheet:
     """Freeze the project now as a new revision and queue its PDF. `token`: the CI token that
-    asked for it (its creator then counts as the generator)."""
+    asked for it (its creator then counts as the generator). `layout`: the decision document,
+    or every result printed (the full record is attached to the PDF either way)."""
     if language not in LANGUAGES:
         raise ValidationError({"language": _("Choose en or zh-hans.")})
+    if layout not in Layout.values:
+        raise ValidationError({"layout": _("Choose decision or full.")})
     known = set(project.candidates.values_list("slug", flat=True))
     unknown = sorted(set(candidate_slugs or []) - known)
     if unknown:
@@ -89,6 +100,7 @@ def sheet_generate(
         revision=revision,
         language=language,
         candidate_slugs=slugs,
+        layout=layout,
         snapshot=snapshot,
         snapshot_json=text,
         sha256=digest,
@@ -543,57 +555,6 @@ __all__ = [
     "sheet_retry",
     "sheet_seal",
     "signoff_record",
+    "project_phase_refresh",
+    "project_phases_refresh",
 ]
-
-
-# --- the phase ---------------------------------------------------------------------------
-
-
-def project_phase_refresh(*, project_id: int) -> str | None:
-    """Judge one project's phase from its state (the steps of `evaluation_progress`) and
-    store it when it moved, with a history entry of no actor saying from what to what. An
-    archived project stays where a person put it. Returns the new phase, or None when it did
-    not move."""
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None:
-        return None
-    # The history position read before judging: whatever is written after it is judged again.
-    seen = AuditHead.objects.filter(project=project).values_list("seq", flat=True).first() or 0
-    if project.phase == Phase.ARCHIVED:
-        Project.objects.filter(pk=project.pk).update(phase_seen_seq=seen)
-        return None
-    phase = evaluation_progress(project).phase
-    if phase == project.phase:
-        Project.objects.filter(pk=project.pk, phase=phase).update(phase_seen_seq=seen)
-        return None
-    with transaction.atomic():
-        moved = Project.objects.filter(pk=project.pk, phase=project.phase).update(phase=phase)
-        if not moved:
-            return None  # a person archived it meanwhile: the next refresh judges again
-        event = event_record(
-            project=project,
-            actor=None,
-            verb="project.phase",
-            subject=project.name,
-            before={"phase": project.phase},
-            after={"phase": phase},
-        )
-        # This judgement's own entry needs no judging; one written beside it does.
-        Project.objects.filter(pk=project.pk).update(
-            phase_seen_seq=event.seq if event.seq == seen + 1 else seen
-        )
-    project.phase = phase
-    log.info("project %s moved on to the %s phase", project.slug, phase)
-    return phase
-
-
-def project_phases_refresh() -> int:
-    """Judge the phase of every project whose history moved since its phase was last judged
-    (archived ones aside): one query when nothing changed. Returns how many phases moved."""
-    due = (
-        Project.objects.exclude(phase=Phase.ARCHIVED)
-        .filter(audit_head__seq__gt=F("phase_seen_seq"))
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    return sum(project_phase_refresh(project_id=pk) is not None for pk in list(due))

@@ -24,7 +24,9 @@ from poc.probes import present
 from poc.probes import selectors as probe_selectors
 from reports.procurement import selectors as procurement_selectors
 
-FORMAT = "workbench-sheet/3"  # 2: questions and product names beside keys; 3: terms
+# 2: questions and product names beside keys; 3: terms, costs, what is to be confirmed;
+# 4: each action's importance and owning team, cells with no result, carried evidence.
+FORMAT = "workbench-sheet/4"
 AREAS = ResponsibilityArea.values
 CENT = Decimal("0.01")
 
@@ -89,9 +91,16 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "url",
             "uploaded_by__username",
             "uploaded_at",
+            "carried_from__result_id",
+            "superseded",
         )
     )
     questions = {a.pk: a.question_text for a in actions}
+    # Cells nobody has recorded anything for, told apart from a deliberate "not covered".
+    tried: dict[int, int] = {c.pk: 0 for c in chosen}
+    for c, _a in outcomes:
+        tried[c] += 1
+    untried = {pk: len(actions) - count for pk, count in tried.items()}
     product_names = {c.slug: c.solution.name for c in chosen}
     return {
         "format": FORMAT,
@@ -128,7 +137,9 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "reason": project.recommendation_reason,
         },
         "scenario_coverage": _scenario_coverage(actions, chosen, outcomes),
-        "candidates": [_candidate(s, terms[s.candidate.slug]) for s in summaries],
+        "candidates": [
+            _candidate(s, terms[s.candidate.slug], untried[s.candidate.pk]) for s in summaries
+        ],
         "to_confirm": _to_confirm(project, chosen),
         "costs": _costs(project, chosen),
         "matrix": {
@@ -138,6 +149,8 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
                     "question": a.question_text,
                     "requirement": a.requirement.feature_text,
                     "dimension": str(a.requirement.get_dimension_display()),
+                    "importance": a.requirement.importance,
+                    "owner_team": str(a.requirement.get_owner_team_display()),
                     "scenario": str(a.get_scenario_display()),
                 }
                 for a in actions
@@ -161,6 +174,11 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
                 "url": url,
                 "recorded_by": username or "",
                 "recorded_at": uploaded_at.isoformat(),
+                # Evidence a person recorded on an earlier result of the cell, repeated on the
+                # automated result frozen here (poc.services.carry): from which result, and
+                # whether that result superseded it.
+                **({"carried_from_result": carried_from} if carried_from else {}),
+                **({"superseded": True} if superseded else {}),
             }
             for (
                 candidate,
@@ -173,6 +191,8 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
                 url,
                 username,
                 uploaded_at,
+                carried_from,
+                superseded,
             ) in evidence.iterator(chunk_size=2000)
         ],
         "probe_facts": _probe_facts(project, chosen),
@@ -260,6 +280,7 @@ def _to_confirm(project: Project, chosen: list[Candidate]) -> list[dict[str, Any
     """What is still to be confirmed for the chosen candidates, with who chases it."""
     return [
         {
+            "slug": item.candidate.slug,
             "candidate": item.candidate.solution.name,
             "group": item.cell.term.group_label,
             "term": str(item.cell.term.label),
@@ -286,10 +307,13 @@ def _probe_facts(project: Project, chosen: list[Candidate]) -> list[dict[str, An
     return [present.sheet_probe_facts(latest[c.pk]) for c in chosen if c.pk in latest]
 
 
-def _candidate(summary: poc_selectors.CandidateSummary, terms: list[Any]) -> dict[str, Any]:
+def _candidate(
+    summary: poc_selectors.CandidateSummary, terms: list[Any], untried: int
+) -> dict[str, Any]:
     c = summary.candidate
     return {
         "slug": c.slug,
+        "untried": untried,
         "solution": c.solution.name,
         "version": c.version,
         "tier_label": str(c.get_tier_display()),

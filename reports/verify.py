@@ -35,6 +35,11 @@ class VerifyReport:
     # Byte for byte the file this workbench sealed for that revision (members only).
     matches_sealed_file: bool | None = None
     trusted_signer: bool | None = None
+    # The files embedded in the PDF (the revision's full record): name, description,
+    # relationship, size and SHA-256; and whether the attached snapshot is the one the
+    # revision's hash names (None when the file carries none, as sheets sealed before did).
+    attachments: list[dict[str, object]] = field(default_factory=list)
+    snapshot_attached_matches: bool | None = None
     problems: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
@@ -63,6 +68,7 @@ def verify_pdf(
     if not signatures:
         report.problems.append(_("the PDF carries no signature"))
     _read_keywords(reader, report)
+    _read_attachments(data, report)
     for signature in signatures[-1:]:
         try:
             context = _context(trusted_pem)
@@ -98,7 +104,7 @@ def verify_pdf(
         )
     if report.project and (may_compare is None or may_compare(report.project)):
         _match_stored(report, hashlib.sha256(data).hexdigest())
-    if report.matches_stored_snapshot is False:
+    if report.matches_stored_snapshot is False or report.snapshot_attached_matches is False:
         report.valid = False
     # An intact signature proves only that nobody changed the file since someone signed it.
     # It is a sheet this workbench sealed if the signer is its organisation's certificate, or
@@ -189,6 +195,37 @@ def _read_keywords(reader: PdfFileReader, report: VerifyReport) -> None:
         int(found.group(2)),
         found.group(3),
     )
+
+
+def _read_attachments(data: bytes, report: VerifyReport) -> None:
+    """List the embedded files; the attached snapshot must hash to the revision's hash."""
+    from reports.attachments import embedded
+
+    try:
+        files = embedded(data)
+    except Exception as exc:  # a damaged file must give a reason, never a crash
+        report.problems.append(
+            _("the attached files cannot be read: %(error)s") % {"error": _describe(exc)}
+        )
+        return
+    report.attachments = [
+        {k: f[k] for k in ("name", "description", "relationship", "size", "sha256")} for f in files
+    ]
+    for f in files:
+        if f["in_af"] != 1:
+            report.problems.append(
+                _("%(name)s is listed %(n)s times among the document's associated files")
+                % {"name": f["name"], "n": f["in_af"]}
+            )
+    snapshots = [f for f in files if str(f["name"]).endswith("-snapshot.json")]
+    if snapshots and report.content_sha256:
+        report.snapshot_attached_matches = all(
+            f["sha256"] == report.content_sha256 for f in snapshots
+        )
+        if not report.snapshot_attached_matches:
+            report.problems.append(
+                _("the attached snapshot is not the one the revision's hash names")
+            )
 
 
 def _match_stored(report: VerifyReport, file_sha256: str) -> None:

@@ -25,7 +25,7 @@ from reports.forms import (
     VerifyForm,
     WithdrawForm,
 )
-from reports.models import Decision, Sheet, SheetStatus
+from reports.models import Decision, Layout, Sheet, SheetStatus
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -119,6 +119,7 @@ def sheets(request: AuthedHttpRequest, slug: str) -> HttpResponse:
                 language=form.cleaned_data["language"],
                 candidate_slugs=form.cleaned_data["candidates"],
                 actor=request.user,
+                layout=Layout.FULL if form.cleaned_data["print_every_result"] else Layout.DECISION,
             )
         except ValidationError as exc:
             form_add_service_error(form, exc)

@@ -386,6 +386,11 @@ SHEET_RETRY_SECONDS = env_int("SHEET_RETRY_SECONDS", 15, minimum=1)
 # in parts, one after another, so that rendering it needs the memory of one part, not of the
 # whole document (reports.pdfparts); 0: always one document.
 SHEET_PARTS_ABOVE = env_int("SHEET_PARTS_ABOVE", 4000, minimum=0)
+# What the files embedded in one sheet (its full record: results, evidence index, snapshot,
+# probe facts, costs) may add up to; a larger record fails the render, saying the sizes.
+SHEET_ATTACHMENTS_MAX_BYTES = env_int(
+    "SHEET_ATTACHMENTS_MAX_BYTES", 200 * 1024 * 1024, minimum=1024 * 1024
+)
 # How long the API remembers an Idempotency-Key's response for replays.
 IDEMPOTENCY_KEEP_HOURS = env_int("IDEMPOTENCY_KEEP_HOURS", 48, minimum=1)
 PROBE_CONCURRENCY = env_int("PROBE_CONCURRENCY", 16, minimum=1)

@@ -234,6 +234,12 @@ class JUnitImportApi(APIView):
         parameters=[
             OpenApiParameter("candidate", str, required=True),
             OpenApiParameter("run", str, required=True),
+            OpenApiParameter(
+                "supersede_evidence",
+                bool,
+                description="The report's results replace the evidence people recorded on "
+                "their cells (kept and listed as superseded); by default it is carried forward.",
+            ),
             OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
         ],
         responses={201: ImportResultOutput},
@@ -255,6 +261,11 @@ class JUnitImportApi(APIView):
         for name, value in (("candidate", candidate), ("run", external_id)):
             if problem := text_problem(value):
                 return Response({"detail": f"query parameter {name} {problem}"}, status=400)
+        supersede = request.query_params.get("supersede_evidence", "false").lower()
+        if supersede not in ("true", "false", "1", "0"):
+            return Response(
+                {"detail": "query parameter supersede_evidence must be true or false"}, status=400
+            )
         try:
             stored = services.junit_ingest(
                 project=project,
@@ -263,6 +274,7 @@ class JUnitImportApi(APIView):
                 report=body,
                 token=request_token(request),
                 user=request_person(request),
+                supersede_evidence=supersede in ("true", "1"),
             )
         except services.IngestError as exc:
             answer: dict[str, Any] = {"detail": exc.message or "bad results"}

@@ -213,6 +213,14 @@ class Evidence(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
     uploaded_at = models.DateTimeField(auto_now_add=True)
+    # Evidence a person recorded, repeated on a later automated result of the same cell so
+    # that a CI post does not drop it (poc.services.carry): the original item, whose result
+    # and uploader say where it came from. `superseded`: the post said its result replaces
+    # this evidence; it is kept on the record and listed as such, not counted as evidence.
+    carried_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
+    superseded = models.BooleanField(default=False, db_default=False)  # bulk inserts omit it
 
     class Meta:
         ordering = ["uploaded_at", "pk"]

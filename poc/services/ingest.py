@@ -26,6 +26,7 @@ from poc.models import (
     Source,
     outcome_detail_problems,
 )
+from poc.services.carry import evidence_carry
 from poc.services.cells import lock_cells
 from workbench.bulk import bulk_insert
 from workbench.people import stored_user
@@ -86,6 +87,8 @@ class ResultRow:
     integration_effort_days: Decimal | None = None
     evidence_urls: list[str] = field(default_factory=list)
     evidence_files: list[StoredFile] = field(default_factory=list)
+    # The result replaces the evidence a person recorded on the cell (poc.services.carry).
+    supersedes_evidence: bool = False
     candidate_slug: str = ""
     action_key: str = ""
 
@@ -189,6 +192,9 @@ def validate_rows(
                 _url(url)
             except ValidationError:
                 problems["evidence_urls"] = f"{str(url)[:100]!r} is not an http(s) URL"
+        supersedes = raw.get("supersedes_evidence", False)
+        if not isinstance(supersedes, bool):
+            problems["supersedes_evidence"] = "must be true or false"
         if problems:
             errors.append({"index": index, "errors": problems})
             continue
@@ -205,6 +211,7 @@ def validate_rows(
                 integration_owner_team=owner,
                 integration_effort_days=effort,
                 evidence_urls=[url for url in urls if isinstance(url, str)],
+                supersedes_evidence=supersedes is True,
                 candidate_slug=candidate.slug,
                 action_key=action.key,
             )
@@ -372,6 +379,12 @@ def results_ingest(
                 "uploaded_at": now,
             },
         )
+    carried = evidence_carry(
+        project_id=project.pk,
+        previous={key: result_id for key, (_o, result_id, _n) in cells.items()},
+        final={key: result_id for key, (result_id, *_rest) in final.items()},
+        supersede={(r.candidate_id, r.action_id) for r in rows if r.supersedes_evidence},
+    )
     posted = Counter((r.candidate_id, r.action_id) for r in rows)
     keys = list(final)
     bulk_insert(
@@ -382,7 +395,7 @@ def results_ingest(
             "result": [final[k][0] for k in keys],
             "outcome": [final[k][1] for k in keys],
             "result_count": [(cells[k][2] if k in cells else 0) + posted[k] for k in keys],
-            "evidence_count": [final[k][2] for k in keys],
+            "evidence_count": [final[k][2] + carried.get(k, 0) for k in keys],
             "integration_effort_days": [final[k][3] for k in keys],
         },
         constants={"project": project.pk},
@@ -477,6 +490,7 @@ def junit_ingest(
     report: bytes,
     token: ApiToken | None,
     user: User | None,
+    supersede_evidence: bool = False,
 ) -> JUnitImport:
     """Store a JUnit report as one run's results for one candidate: each testcase names an
     action by its key (or a former key) and the worst outcome of an action's testcases wins.
@@ -495,6 +509,7 @@ def junit_ingest(
             "outcome": o.outcome,
             "failure_cause": o.failure_cause,
             "note": "JUnit testcases: " + ", ".join(o.testcases)[:1000],
+            "supersedes_evidence": supersede_evidence,
         }
         for o in outcomes
     ]

@@ -69,6 +69,7 @@ class SheetOutput(serializers.Serializer):
     sha256 = serializers.CharField()
     sealed_sha256 = serializers.CharField(allow_null=True)
     candidates = serializers.ListField(child=serializers.CharField())
+    layout = serializers.ChoiceField(choices=["decision", "full"])
     required_roles = serializers.ListField(child=serializers.CharField())
     one_signer_many_roles = serializers.BooleanField()
     generated_by = serializers.CharField(allow_null=True)
@@ -111,6 +112,14 @@ class SignOffCreatedOutput(serializers.Serializer):
     sheet = SheetOutput()
 
 
+class AttachmentOutput(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    relationship = serializers.CharField(allow_blank=True)
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
 class VerifyReportOutput(serializers.Serializer):
     valid = serializers.BooleanField()
     intact = serializers.BooleanField()
@@ -123,6 +132,8 @@ class VerifyReportOutput(serializers.Serializer):
     matches_stored_snapshot = serializers.BooleanField(allow_null=True)
     matches_sealed_file = serializers.BooleanField(allow_null=True)
     trusted_signer = serializers.BooleanField(allow_null=True)
+    attachments = AttachmentOutput(many=True)
+    snapshot_attached_matches = serializers.BooleanField(allow_null=True)
     problems = serializers.ListField(child=serializers.CharField())
 
 
@@ -137,6 +148,7 @@ def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
         "sha256": sheet.sha256,
         "sealed_sha256": sheet.sealed_sha256 or None,
         "candidates": sheet.candidate_slugs,
+        "layout": sheet.layout,
         "required_roles": sheet.required_roles,
         # Separation of duties as frozen: may one person decide for several roles?
         "one_signer_many_roles": sheet.one_signer_many_roles,
@@ -184,6 +196,13 @@ def _sheet_for_caller(request: Request, sheet_id: int) -> Sheet:
 class SheetCreateInput(serializers.Serializer):
     language = serializers.ChoiceField(choices=["zh-hans", "en"])
     candidates = serializers.ListField(child=serializers.SlugField(), required=False, default=list)
+    layout = serializers.ChoiceField(
+        choices=["decision", "full"],
+        required=False,
+        default="decision",
+        help_text="decision: the short decision document; full: every result printed. The "
+        "full record is attached inside the PDF either way.",
+    )
 
 
 class SignOffInput(serializers.Serializer):
@@ -238,6 +257,7 @@ class SheetCreateApi(APIView):
                 project=project,
                 language=payload.validated_data["language"],
                 candidate_slugs=payload.validated_data["candidates"],
+                layout=payload.validated_data["layout"],
                 actor=request_person(request),
                 token=request_token(request),
             )

@@ -81,7 +81,7 @@ def test_the_rendered_index_lines_up_whatever_the_names_hold(evaluation: dict[st
             name="CI",
             actor=None,
         )
-    sheet = rendered(evaluation, language="zh-hans")
+    sheet = rendered(evaluation, language="zh-hans", layout="full")
     words = _words(Path(sheet.pdf.path))
     x_of = {word: x for x, _, word in words}
     # The hash after a Chinese name starts where the addresses after ASCII names do.

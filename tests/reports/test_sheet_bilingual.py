@@ -51,7 +51,7 @@ def bilingual(evaluation: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_chinese_sheet_has_no_english_action_text(bilingual: dict[str, Any]) -> None:
-    text = _squeezed(_pdf_text(rendered(bilingual, language="zh-hans")))
+    text = _squeezed(_pdf_text(rendered(bilingual, language="zh-hans", layout="full")))
     for action in bilingual["applied"]:
         template = TemplateAction.objects.get(key=action.template_key)
         assert _squeezed(template.question_zh) in text, action.key
@@ -63,7 +63,7 @@ def test_the_chinese_sheet_has_no_english_action_text(bilingual: dict[str, Any])
 def test_the_english_sheet_of_the_same_project_reads_in_english(
     bilingual: dict[str, Any],
 ) -> None:
-    text = _squeezed(_pdf_text(rendered(bilingual, language="en")))
+    text = _squeezed(_pdf_text(rendered(bilingual, language="en", layout="full")))
     for action in bilingual["applied"]:
         template = TemplateAction.objects.get(key=action.template_key)
         assert _squeezed(template.question_en) in text, action.key

@@ -57,7 +57,7 @@ def test_pages_carry_header_numbers_contents_and_repeated_table_headers(
         feature="Scheduling",
         dimension="scheduling",
     )
-    sheet = rendered(evaluation, "en")
+    sheet = rendered(evaluation, "en", layout="full")
     draft = tmp_path / "draft.pdf"
     draft.write_bytes(sheet.pdf.read())
     pages = _pages(draft)
@@ -511,7 +511,7 @@ def test_the_first_page_gives_the_recommendation_and_the_picture(evaluation) -> 
         reason="Queues and quotas behaved as configured under load.",
         actor=evaluation["alice"],
     )
-    sheet = rendered(evaluation, "zh-hans")
+    sheet = rendered(evaluation, "zh-hans", layout="full")
     summary = sheet.snapshot["scenario_coverage"]
     assert len(summary["scenarios"]) == 4 and summary["candidates"][0]["name"].startswith("Volcano")
     cells = summary["candidates"][0]["cells"]

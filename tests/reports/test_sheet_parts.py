@@ -110,7 +110,7 @@ def test_in_parts_the_sheet_reads_as_one_document_does(
     busy, settings, tmp_path, many_parts
 ) -> None:
     settings.SHEET_PARTS_ABOVE = 0
-    whole = rendered(busy, "en")
+    whole = rendered(busy, "en", layout="full")
     one_pdf = whole.pdf.read()
     assert many_parts == []
     settings.SHEET_PARTS_ABOVE = 1
@@ -152,7 +152,7 @@ def test_in_parts_the_sheet_reads_as_one_document_does(
 
 @pytest.mark.parametrize("many_parts", [1], indirect=True)  # every mark cuts
 def test_contents_links_and_destinations_point_at_each_section(busy, tmp_path, many_parts) -> None:
-    sheet = rendered(busy, "en")
+    sheet = rendered(busy, "en", layout="full")
     pdf = sheet.pdf.read()
     pages = _page_texts(pdf, tmp_path, "cut.pdf")
     reader = PdfReader(io.BytesIO(pdf))
@@ -201,7 +201,7 @@ def test_contents_longer_or_shorter_than_guessed_are_laid_out_again(
 
     monkeypatch.setattr(pdfparts, "lay_out", counting)
     monkeypatch.setattr(pdfparts, "CONTENTS_LINES_PER_PAGE", 2)  # guesses several pages
-    sheet = rendered(busy, "en")
+    sheet = rendered(busy, "en", layout="full")
     pages = _page_texts(sheet.pdf.read(), tmp_path, "cut.pdf")
     assert contents_laid == [1, 1]  # laid out with the guess, then again for its real length
     contents = next(p for p in pages if re.search(r"^\s*Contents\s*$", p, re.M))
@@ -225,10 +225,11 @@ def test_parts_are_grouped_up_to_their_size_at_the_marks(monkeypatch) -> None:
 def test_which_sheets_are_laid_out_in_parts(busy, settings, monkeypatch) -> None:
     """Over SHEET_PARTS_ABOVE rows, in parts; at it or below, or with 0, one document; the
     sign-off page alone (sealing) always as one document."""
-    sheet = rendered(busy, "en")
+    sheet = rendered(busy, "en", layout="full")
+    laid_out = sheet.pdf.read()
     calls: list[str] = []
     monkeypatch.setattr(
-        pdfparts, "render_in_parts", lambda html: calls.append("parts") or (b"%PDF", 1)
+        pdfparts, "render_in_parts", lambda html: calls.append("parts") or (laid_out, 1)
     )
     rows = rendering.sheet_rows(sheet)
     matrix = sheet.snapshot["matrix"]
@@ -241,6 +242,11 @@ def test_which_sheets_are_laid_out_in_parts(busy, settings, monkeypatch) -> None
     calls.clear()
     rendering.sheet_pdf(sheet, signoff_only=True, total_pages=9)
     assert calls == []
+    # The decision document is short: one document whatever the size of the record.
+    sheet.layout = "decision"
+    settings.SHEET_PARTS_ABOVE = 1
+    rendering.sheet_pdf(sheet)
+    assert calls == []
 
 
 def test_a_contents_that_never_settles_gives_one_document(busy, settings, monkeypatch) -> None:
@@ -250,6 +256,6 @@ def test_a_contents_that_never_settles_gives_one_document(busy, settings, monkey
         raise pdfparts.Unsettled("moving")
 
     monkeypatch.setattr(pdfparts, "render_in_parts", unsettled)
-    sheet = rendered(busy, "en")
+    sheet = rendered(busy, "en", layout="full")
     assert sheet.page_count >= 3
     assert "<!--sheet-part-->" not in rendering.sheet_html(sheet)

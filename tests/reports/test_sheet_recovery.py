@@ -186,14 +186,23 @@ def test_a_sign_off_page_longer_than_one_page_renders_the_sheet_again(evaluation
 def test_a_failed_save_is_recorded_and_leaves_no_orphan_pdf(
     evaluation, monkeypatch, settings
 ) -> None:
+    import io
     from pathlib import Path
+
+    from pypdf import PdfWriter
 
     from reports import rendering
 
+    blank = PdfWriter()
+    blank.add_blank_page(width=595, height=842)
+    laid_out = io.BytesIO()
+    blank.write(laid_out)
     sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
     # The database refuses the row (a page count below zero breaks its check constraint).
     monkeypatch.setattr(
-        rendering, "html_to_pdf", lambda html: rendering.Rendered(pdf=b"%PDF-1.7 x", pages=-1)
+        rendering,
+        "html_to_pdf",
+        lambda html: rendering.Rendered(pdf=laid_out.getvalue(), pages=-1),
     )
     failed = services.sheet_render(sheet_id=sheet.pk)
     assert failed.status == SheetStatus.FAILED and "IntegrityError" in failed.error

@@ -81,7 +81,7 @@ def test_the_pdf_prints_terms_with_their_basis_and_the_open_list(termed) -> None
     assert "quote expired" in " ".join(lines[at : at + 3])  # the basis column wraps
     assert text.count("quote expired") == 1  # Q-77 is still valid
     section = text[text.rindex("Still to be confirmed (") :]
-    section = section[: section.index("Evidence index")]
+    section = section[: section.index("The record")]
     due = (timezone.localdate() + timedelta(days=10)).isoformat()
     assert "Severity-1 response" in section and "Procurement" in section and due in section
     assert "SLA annex requested" in section

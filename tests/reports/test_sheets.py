@@ -278,7 +278,7 @@ def test_render_seal_and_verify_independently(evaluation, tmp_path) -> None:
     text = subprocess.run(
         ["pdftotext", str(draft), "-"], capture_output=True, text=True, check=True
     ).stdout
-    assert "训练作业在第 40 步卡住" in text and "短名单" in text
+    assert "训练作业在第 40 步卡住" in text and "决定" in text
 
     for user, role in (
         (evaluation["alice"], "platform"),
