@@ -42,10 +42,16 @@ def main() -> None:
         call_command("seed_catalog", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
         project, user = build(history=10)
         membership_set(project=project, user=user, role="platform", is_admin=True, actor=None)
-        first = services.sheet_generate(project=project, language="en", actor=None)
+        first = services.sheet_generate(
+            acknowledgement="known gaps", project=project, language="en", actor=None
+        )
         slugs = list(project.candidates.order_by("position").values_list("slug", flat=True))
         subset = services.sheet_generate(
-            project=project, language="en", actor=None, candidate_slugs=slugs[:2]
+            acknowledgement="known gaps",
+            project=project,
+            language="en",
+            actor=None,
+            candidate_slugs=slugs[:2],
         )
         Sheet.objects.bulk_create(
             Sheet(

@@ -210,11 +210,45 @@ def decision_context(snapshot: dict[str, Any]) -> dict[str, Any]:
     gate_order = sorted(cards, key=lambda card: (card["must"].get("failed", 0) == 0,))
     return {
         "cards": cards,
+        "stated_terms": stated_terms(snapshot),
+        "open_items": open_items(snapshot),
         "gate_order": gate_order,
         "readiness_gaps": readiness(snapshot),
         "risks": risk_register(snapshot, cards),
         "group_limit": GROUP_LIMIT,
         "areas": _area_table(snapshot),
+    }
+
+
+def stated_terms(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per candidate, the terms someone has stated (a value, or a basis other than "to be
+    confirmed"); how many are not stated yet (those are in the open list)."""
+    out = []
+    for c in snapshot["candidates"]:
+        groups, unstated = [], 0
+        for group in c.get("terms") or []:
+            rows = [r for r in group["rows"] if r.get("value") or r.get("basis") != "tbc"]
+            unstated += len(group["rows"]) - len(rows)
+            if rows:
+                groups.append({"label": group["label"], "rows": rows})
+        if groups or unstated:
+            out.append({"name": _name(c), "terms": groups, "unstated": unstated})
+    return out
+
+
+def open_items(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The open "to be confirmed" list, short: items someone chases or has stated a value for
+    as rows; per candidate, the names of the others (asked of nobody yet) in one line."""
+    chased: list[dict[str, Any]] = []
+    waiting: dict[str, list[str]] = {}
+    for item in snapshot.get("to_confirm") or []:
+        if item.get("owner") or item.get("due") or item.get("request") or item.get("value"):
+            chased.append(item)
+        else:
+            waiting.setdefault(item["candidate"], []).append(item["term"])
+    return {
+        "chased": chased,
+        "waiting": [{"candidate": name, "terms": terms} for name, terms in waiting.items()],
     }
 
 
@@ -272,19 +306,24 @@ def risk_register(snapshot: dict[str, Any], cards: list[dict[str, Any]]) -> list
                     "owner": _("unassigned"),
                 }
             )
-    slugs = {card["slug"] for card in shown}
-    for item in snapshot.get("to_confirm") or []:
-        owners = [c for c in snapshot["candidates"] if c["slug"] in slugs and _concerns(item, c)]
-        if not owners:
-            continue
-        risks.append(
-            {
-                "candidate": _name(owners[0]),
-                "risk": _("To be confirmed"),
-                "detail": f"{item['group']} · {item['term']}",
-                "owner": item.get("owner") or _("unassigned"),
-            }
-        )
+    by_slug = {c["slug"]: c for c in snapshot["candidates"]}
+    for card in shown:
+        items = [i for i in snapshot.get("to_confirm") or [] if _concerns(i, by_slug[card["slug"]])]
+        if items:
+            owners = sorted({i["owner"] for i in items if i.get("owner")})
+            risks.append(
+                {
+                    "candidate": card["name"],
+                    "risk": _("To be confirmed"),
+                    "detail": ngettext(
+                        "%(n)s term not confirmed: not part of the support promise or the cost",
+                        "%(n)s terms not confirmed: not part of the support promise or the cost",
+                        len(items),
+                    )
+                    % {"n": len(items)},
+                    "owner": ", ".join(owners) or _("unassigned"),
+                }
+            )
     return risks
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
@@ -136,34 +137,56 @@ def to_csv(rows: list[list[object]]) -> bytes:
 def to_xlsx(rows: list[list[object]], title: str, *, created: datetime | None = None) -> bytes:
     """A sheet a procurement team can work in: bold frozen header row with filters, columns
     as wide as their content (within reason), outcome cells coloured. `created`: the date the
-    file says it was made and last changed (now, if not given)."""
-    book = Workbook()
+    file says it was made and last changed (now, if not given).
+
+    Written in openpyxl's write-only mode, row by row, without a cell object per value kept
+    in memory: a sheet's full record (10,000 rows and more) takes a fraction of the time
+    (docs/performance.md). Widths are measured in a first pass, since columns are declared
+    before the rows."""
+    plain = [[_plain(v) for v in row] for row in rows]
+    widths: dict[int, int] = {}
+    for row in plain:
+        for index, value in enumerate(row, start=1):
+            text = str(value)
+            # CJK characters take about two columns.
+            width = (
+                len(text) if text.isascii() else sum(2 if ord(ch) > 0x2E80 else 1 for ch in text)
+            )
+            if width > widths.get(index, 0):
+                widths[index] = width
+    book = Workbook(write_only=True)
     if created is not None:
         book.properties.created = book.properties.modified = created
-    sheet = book.active
-    assert sheet is not None
-    sheet.title = title[:31]
-    fills = {code: PatternFill("solid", fgColor=colour) for code, colour in OUTCOME_FILLS.items()}
-    widths: dict[int, int] = {}
-    for row in rows:
-        sheet.append([_plain(v) for v in row])
-        for index, value in enumerate(row, start=1):
-            if isinstance(value, OutcomeCell) and value.code in fills:
-                sheet.cell(row=sheet.max_row, column=index).fill = fills[value.code]
-            text = str(_plain(value))
-            # CJK characters take about two columns.
-            width = sum(2 if ord(ch) > 0x2E80 else 1 for ch in text)
-            widths[index] = max(widths.get(index, 0), width)
-    for cell in sheet[1]:
-        cell.font = Font(bold=True)
+    sheet = book.create_sheet(title[:31])
     for index, width in widths.items():
         sheet.column_dimensions[get_column_letter(index)].width = min(max(width + 2, 8), 60)
     if rows:
         sheet.freeze_panes = "A2"
         sheet.auto_filter.ref = f"A1:{get_column_letter(len(rows[0]))}{len(rows)}"
+    fills = {code: PatternFill("solid", fgColor=colour) for code, colour in OUTCOME_FILLS.items()}
+    bold = Font(bold=True)
+    for number, (row, values) in enumerate(zip(rows, plain, strict=True)):
+        if number == 0:
+            sheet.append([_styled(sheet, value, font=bold) for value in values])
+            continue
+        sheet.append(
+            [
+                _styled(sheet, shown, fill=fills[value.code])
+                if isinstance(value, OutcomeCell) and value.code in fills
+                else shown
+                for value, shown in zip(row, values, strict=True)
+            ]
+        )
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()
+
+
+def _styled(sheet: Any, value: object, **style: object) -> WriteOnlyCell:
+    cell = WriteOnlyCell(sheet, value=value)
+    for name, given in style.items():
+        setattr(cell, name, given)
+    return cell
 
 
 def _plain(value: object) -> object:

@@ -15,6 +15,17 @@ class SheetGenerateForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text=_("None chosen: every shortlisted candidate (not the not-applicable tier)."),
     )
+    acknowledgement = forms.CharField(
+        label=_("If the review is not ready: why generate it anyway?"),
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_(
+            "Actions with no result, unassigned responsibility areas, incomplete costs or open "
+            "“to be confirmed” items are frozen with the revision and printed on its first "
+            "page; your reason is printed with them and shown to every signer."
+        ),
+    )
     print_every_result = forms.BooleanField(
         label=_("Print every result"),
         required=False,
@@ -29,6 +40,14 @@ class SheetGenerateForm(forms.Form):
         field = self.fields["candidates"]
         assert isinstance(field, forms.MultipleChoiceField)
         field.choices = candidates
+
+
+class AcknowledgeForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why may this revision go to sign-off as it is?"),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
 
 
 class SignOffForm(forms.Form):

@@ -93,6 +93,15 @@ class Sheet(models.Model):
     # The worker queue could not take the render or seal: the work waits in this row and the
     # beat sends it once the broker answers (`reports.services.sheets_resend`).
     unsent = models.BooleanField(default=False)
+    # What the review still lacked when this revision was frozen (reports.decision.readiness,
+    # in its language), and who acknowledged that with what reason: a person generating it does
+    # so at once; a revision a CI token generated waits for a member before anyone approves.
+    gaps = models.JSONField(default=list, blank=True)
+    gaps_reason = models.TextField(blank=True)
+    gaps_acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    gaps_acknowledged_at = models.DateTimeField(null=True, blank=True)
     # When the notice that this open revision has become outdated was written (once).
     outdated_noticed_at = models.DateTimeField(null=True, blank=True)
 
@@ -104,6 +113,11 @@ class Sheet(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project.slug} r{self.revision}"
+
+    @property
+    def gaps_open(self) -> bool:
+        """Generated before the review was ready, and nobody has acknowledged it yet."""
+        return bool(self.gaps) and self.gaps_acknowledged_at is None
 
 
 class Decision(models.TextChoices):

@@ -9,12 +9,14 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import F, Max, Q, QuerySet
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from evaluations.models import ApiToken, Membership, Project
 from evaluations.services import event_record
 from reports import notices, rendering, signing
+from reports.acknowledgements import sheet_acknowledge
+from reports.decision import readiness
 from reports.models import (
     WITHDRAWABLE_STATUSES,
     Decision,
@@ -58,10 +60,14 @@ def sheet_generate(
     candidate_slugs: list[str] | None = None,
     token: ApiToken | None = None,
     layout: str = Layout.DECISION,
+    acknowledgement: str = "",
 ) -> Sheet:
     """Freeze the project now as a new revision and queue its PDF. `token`: the CI token that
     asked for it (its creator then counts as the generator). `layout`: the decision document,
-    or every result printed (the full record is attached to the PDF either way)."""
+    or every result printed (the full record is attached to the PDF either way). A review that
+    is not ready (reports.decision.readiness) is frozen with its gaps: a person generating it
+    says why in `acknowledgement` (refused without); a token's revision waits for a member's
+    acknowledgement (reports.acknowledgements) before anyone approves it."""
     if language not in LANGUAGES:
         raise ValidationError({"language": _("Choose en or zh-hans.")})
     if layout not in Layout.values:
@@ -89,6 +95,23 @@ def sheet_generate(
             % {"count": waiting}
         )
     snapshot, text, digest = snapshot_and_hash(locked, language=language, candidate_slugs=slugs)
+    with translation.override(language):
+        gaps = readiness(snapshot)
+    reason = acknowledgement.strip()
+    if gaps and token is None and not reason:
+        raise ValidationError(
+            {
+                "acknowledgement": _(
+                    "The review is not ready: %(gaps)s. Say why this revision is generated "
+                    "anyway; the reason is printed with the gaps and shown to every signer."
+                )
+                % {
+                    "gaps": "; ".join(gaps[:5])
+                    + (_(" and %(n)s more") % {"n": len(gaps) - 5} if len(gaps) > 5 else "")
+                }
+            }
+        )
+    acknowledged = bool(gaps and reason)
     fingerprint = (
         digest
         if language == FINGERPRINT_LANGUAGE
@@ -110,6 +133,10 @@ def sheet_generate(
         queued_at=timezone.now(),
         generated_by=actor if actor is not None and actor.is_authenticated else None,
         generated_by_token=token,
+        gaps=gaps,
+        gaps_reason=reason[:2000] if acknowledged else "",
+        gaps_acknowledged_by=actor if acknowledged and actor and actor.is_authenticated else None,
+        gaps_acknowledged_at=timezone.now() if acknowledged else None,
     )
     freeze_refresh(project_id=project.pk)
     event_record(
@@ -117,7 +144,10 @@ def sheet_generate(
         actor=actor,
         verb="sheet.generated",
         subject=f"r{revision} ({language})",
-        after={"sha256": digest},
+        after={
+            "sha256": digest,
+            **({"gaps": len(gaps), "acknowledgement": reason[:2000]} if gaps else {}),
+        },
     )
     transaction.on_commit(lambda: _queue_render(sheet.pk))
     return sheet
@@ -296,6 +326,14 @@ def signoff_record(
     after_changes = sheet_is_stale(sheet)
     if decision == Decision.REJECT and not comment.strip():
         raise ValidationError(_("A rejection needs a comment saying why."))
+    if decision == Decision.APPROVE and sheet.gaps_open:
+        raise ValidationError(
+            _(
+                "This revision was generated before the review was ready and nobody has "
+                "acknowledged its gaps yet: a project member must do so, with a reason, before "
+                "anyone approves it."
+            )
+        )
     refusal = signer_refusal(sheet, user, role)
     if refusal is not None:
         raise ValidationError(refusal)
@@ -556,5 +594,6 @@ __all__ = [
     "sheet_seal",
     "signoff_record",
     "project_phase_refresh",
+    "sheet_acknowledge",
     "project_phases_refresh",
 ]

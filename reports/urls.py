@@ -20,6 +20,11 @@ urlpatterns = [
         "projects/<slug:slug>/sheets/<int:revision>/retry/", views.sheet_retry, name="sheet_retry"
     ),
     path(
+        "projects/<slug:slug>/sheets/<int:revision>/acknowledge/",
+        views.sheet_acknowledge,
+        name="sheet_acknowledge",
+    ),
+    path(
         "projects/<slug:slug>/sheets/<int:revision>/withdraw/",
         views.sheet_withdraw,
         name="sheet_withdraw",

@@ -1,6 +1,9 @@
 """Browser pages for procurement sheets: generate, follow rendering, sign off, download,
 verify, and export the tables for spreadsheets."""
 
+from collections.abc import Callable
+
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -17,6 +20,7 @@ from evaluations.models import Project, TeamRole
 from evaluations.selectors import ProjectAccess
 from reports import exports, selectors, services, signing
 from reports.forms import (
+    AcknowledgeForm,
     RecommendationForm,
     ReviewFreezeForm,
     SheetGenerateForm,
@@ -120,6 +124,7 @@ def sheets(request: AuthedHttpRequest, slug: str) -> HttpResponse:
                 candidate_slugs=form.cleaned_data["candidates"],
                 actor=request.user,
                 layout=Layout.FULL if form.cleaned_data["print_every_result"] else Layout.DECISION,
+                acknowledgement=form.cleaned_data["acknowledgement"],
             )
         except ValidationError as exc:
             form_add_service_error(form, exc)
@@ -195,6 +200,24 @@ def sheet_freeze(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     return redirect("reports:sheets", slug=slug)
 
 
+def _reason_posted(
+    request: AuthedHttpRequest,
+    form: forms.Form,
+    act: Callable[[str], object],
+    done: str,
+) -> None:
+    """Run a service that takes the form's reason; its outcome as a message on the page."""
+    if not form.is_valid():
+        messages.error(request, " ".join(str(e) for es in form.errors.values() for e in es))
+        return
+    try:
+        act(form.cleaned_data["reason"])
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, done)
+
+
 @login_required
 @require_POST
 def sheet_withdraw(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
@@ -203,20 +226,27 @@ def sheet_withdraw(request: AuthedHttpRequest, slug: str, revision: int) -> Http
     current = selectors.sheet_for_project(access.project, revision)
     if not access.is_admin and current.generated_by_id != request.user.pk:
         raise PermissionDenied
-    form = WithdrawForm(request.POST)
-    if form.is_valid():
-        try:
-            services.sheet_withdraw(
-                sheet=current, actor=request.user, reason=form.cleaned_data["reason"]
-            )
-        except ValidationError as exc:
-            messages.error(request, " ".join(exc.messages))
-        else:
-            messages.success(
-                request, _("Revision r%(revision)s is withdrawn.") % {"revision": revision}
-            )
-    else:
-        messages.error(request, " ".join(str(e) for es in form.errors.values() for e in es))
+    _reason_posted(
+        request,
+        WithdrawForm(request.POST),
+        lambda reason: services.sheet_withdraw(sheet=current, actor=request.user, reason=reason),
+        _("Revision r%(revision)s is withdrawn.") % {"revision": revision},
+    )
+    return redirect("reports:sheet", slug=slug, revision=revision)
+
+
+@login_required
+@require_POST
+def sheet_acknowledge(request: AuthedHttpRequest, slug: str, revision: int) -> HttpResponse:
+    """Acknowledge what a revision lacked, with a reason (members who may edit)."""
+    access = evaluation_selectors.project_access(request.user, slug, write=True)
+    current = selectors.sheet_for_project(access.project, revision)
+    _reason_posted(
+        request,
+        AcknowledgeForm(request.POST),
+        lambda reason: services.sheet_acknowledge(sheet=current, user=request.user, reason=reason),
+        _("The gaps are acknowledged; the roles may now decide."),
+    )
     return redirect("reports:sheet", slug=slug, revision=revision)
 
 

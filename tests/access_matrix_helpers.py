@@ -38,6 +38,7 @@ POST_ONLY = {
     "reports:sheet_retry",
     "reports:sheet_freeze",
     "reports:sheet_withdraw",
+    "reports:sheet_acknowledge",
     "reports:sheet_recommendation",
 }
 
@@ -104,7 +105,9 @@ def project_objects(suite: dict[str, Any]) -> dict[str, Any]:
         ),
         actor=None,
     )  # fmt: skip
-    sheet = sheet_services.sheet_generate(project=alpha, language="en", actor=None)
+    sheet = sheet_services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=None
+    )
     sheet.pdf.save("alpha-r1.pdf", ContentFile(b"%PDF-1.7 stand-in"), save=False)
     sheet.status = SheetStatus.READY
     sheet.save()

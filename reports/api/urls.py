@@ -10,6 +10,11 @@ urlpatterns = [
     path("sheets/<int:sheet_id>/", sheet_api.SheetDetailApi.as_view(), name="api_sheet"),
     path("sheets/<int:sheet_id>/pdf", sheet_api.SheetPdfApi.as_view(), name="api_sheet_pdf"),
     path(
+        "sheets/<int:sheet_id>/acknowledge/",
+        sheet_api.SheetAcknowledgeApi.as_view(),
+        name="api_sheet_acknowledge",
+    ),
+    path(
         "sheets/<int:sheet_id>/signoffs/",
         sheet_api.SignOffCreateApi.as_view(),
         name="api_signoffs",

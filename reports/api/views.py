@@ -59,6 +59,12 @@ class ChangesOutput(serializers.Serializer):
     shown = ChangeOutput(many=True)
 
 
+class AcknowledgementOutput(serializers.Serializer):
+    by = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField()
+    reason = serializers.CharField()
+
+
 class SheetOutput(serializers.Serializer):
     id = serializers.IntegerField()
     project = serializers.SlugField()
@@ -70,6 +76,13 @@ class SheetOutput(serializers.Serializer):
     sealed_sha256 = serializers.CharField(allow_null=True)
     candidates = serializers.ListField(child=serializers.CharField())
     layout = serializers.ChoiceField(choices=["decision", "full"])
+    gaps = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What the review lacked when the revision was frozen, in its language.",
+    )
+    gaps_acknowledgement = AcknowledgementOutput(
+        allow_null=True, help_text="Who acknowledged the gaps, when and why; null while open."
+    )
     required_roles = serializers.ListField(child=serializers.CharField())
     one_signer_many_roles = serializers.BooleanField()
     generated_by = serializers.CharField(allow_null=True)
@@ -137,6 +150,17 @@ class VerifyReportOutput(serializers.Serializer):
     problems = serializers.ListField(child=serializers.CharField())
 
 
+def _acknowledgement(sheet: Sheet) -> dict[str, Any] | None:
+    if sheet.gaps_acknowledged_at is None:
+        return None
+    by = sheet.gaps_acknowledged_by
+    return {
+        "by": by.get_username() if by else None,
+        "at": sheet.gaps_acknowledged_at.isoformat(),
+        "reason": sheet.gaps_reason,
+    }
+
+
 def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
     return {
         "id": sheet.pk,
@@ -149,6 +173,8 @@ def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
         "sealed_sha256": sheet.sealed_sha256 or None,
         "candidates": sheet.candidate_slugs,
         "layout": sheet.layout,
+        "gaps": sheet.gaps,
+        "gaps_acknowledgement": _acknowledgement(sheet),
         "required_roles": sheet.required_roles,
         # Separation of duties as frozen: may one person decide for several roles?
         "one_signer_many_roles": sheet.one_signer_many_roles,
@@ -161,9 +187,7 @@ def _sheet_data(sheet: Sheet, *, stale: bool | None = None) -> dict[str, Any]:
         "error": sheet.error or None,
         "seal_error": sheet.seal_error or None,
         "withdrawn_reason": sheet.withdrawn_reason or None,
-        # The project changed after this revision was frozen (open revisions can no longer be
-        # signed; sealed ones stay valid for what they froze); null where not checked.
-        "stale": stale,
+        "stale": stale,  # changed since the freeze (sealed ones stay valid); null: not checked
         "signoffs": [
             {
                 "role": s.role,
@@ -202,6 +226,15 @@ class SheetCreateInput(serializers.Serializer):
         default="decision",
         help_text="decision: the short decision document; full: every result printed. The "
         "full record is attached inside the PDF either way.",
+    )
+    acknowledgement = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text="Why the revision is generated although the review is not ready (its gaps "
+        "are frozen and printed). Required of a person when there are gaps; a token's revision "
+        "waits for a project member to acknowledge them before anyone approves it.",
     )
 
 
@@ -258,6 +291,7 @@ class SheetCreateApi(APIView):
                 language=payload.validated_data["language"],
                 candidate_slugs=payload.validated_data["candidates"],
                 layout=payload.validated_data["layout"],
+                acknowledgement=payload.validated_data["acknowledgement"],
                 actor=request_person(request),
                 token=request_token(request),
             )
@@ -310,6 +344,34 @@ class SheetPdfApi(APIView):
             content_type="application/pdf",
             filename=f"{sheet.project.slug}-r{sheet.revision}.pdf",
         )
+
+
+class AcknowledgeInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class SheetAcknowledgeApi(APIView):
+    """A project member acknowledges the gaps of a revision frozen before the review was
+    ready (a person's session, never a token), so that its signers may approve it."""
+
+    authentication_classes = [SessionAuthentication]
+
+    @extend_schema(request=AcknowledgeInput, responses={200: SheetOutput})
+    def post(self, request: Request, sheet_id: int) -> Response:
+        if request_token(request) is not None:
+            raise PermissionDenied("acknowledging needs a person's session, not an API token")
+        sheet = _sheet_for_caller(request, sheet_id)
+        payload = AcknowledgeInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            sheet = services.sheet_acknowledge(
+                sheet=sheet, user=signed_in_person(request), reason=payload.validated_data["reason"]
+            )
+        except DjangoPermissionDenied as exc:
+            raise PermissionDenied(str(exc)) from None
+        except ValidationError as exc:
+            return Response({"detail": " ".join(exc.messages)}, status=409)
+        return _answer(SheetOutput, _sheet_data(sheet))
 
 
 class SignOffCreateApi(APIView):

@@ -28,7 +28,17 @@ def test_generate_follow_rendering_and_sign(
     page.goto(f"{live_server.url}/projects/alpha/sheets/")
     page.select_option("#id_language", "en")
     page.get_by_role("button", name="Freeze and render").click()
+    # The review is not ready: the page names the gaps and asks why, and freezes nothing.
+    expect(page.locator("form[action='/projects/alpha/sheets/']")).to_contain_text(
+        "The review is not ready"
+    )
+    assert not Sheet.objects.exists()
+    page.get_by_label("If the review is not ready: why generate it anyway?").fill(
+        "Steering committee needs a first look."
+    )
+    page.get_by_role("button", name="Freeze and render").click()
     page.wait_for_url(f"{live_server.url}/projects/alpha/sheets/1/")
+    expect(page.locator("#gaps")).to_contain_text("Steering committee needs a first look.")
     status = page.locator("#sheet-status")
     expect(status).to_contain_text("Rendering the PDF in the background")
     assert reports_queue.llen("reports") == 1  # the job waits on the real queue
@@ -58,7 +68,9 @@ def test_an_edit_refused_by_the_freeze_says_why_on_the_page(
 
     alpha = suite["alpha"]
     services.review_freeze_set(project=alpha, frozen=True, actor=suite["alice"])
-    services.sheet_generate(project=alpha, language="en", actor=suite["bob"])
+    services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=suite["bob"]
+    )
     order = list(AcceptanceAction.objects.order_by("position").values_list("key", flat=True))
     page = logged_in_page
     page.goto(f"{live_server.url}/projects/alpha/requirements/")

@@ -271,7 +271,14 @@ def test_sheet_generation_needs_a_writing_member_or_a_results_write_token(suite)
         refused = client.post(url, body, format="json")
         assert refused.status_code == 403 and "results:write" in refused.json()["detail"]
     assert stored_state() == before and not Sheet.objects.exists()
-    made = csrf_api_client(suite["bob"]).post(url, body, format="json")
+    # A person must say why a review that is not ready is frozen anyway (nothing is kept
+    # without the reason), then it is theirs.
+    refused = csrf_api_client(suite["bob"]).post(url, body, format="json")
+    assert refused.status_code == 400 and "not ready" in refused.json()["detail"]
+    assert not Sheet.objects.exists()
+    made = csrf_api_client(suite["bob"]).post(
+        url, {**body, "acknowledgement": "first look"}, format="json"
+    )
     assert made.status_code == 202, made.content
     sheet = Sheet.objects.get()
     assert sheet.generated_by == suite["bob"] and sheet.generated_by_token is None
@@ -287,7 +294,9 @@ def ready_sheet(suite: dict[str, Any]) -> Sheet:
     from reports import services
     from reports.models import SheetStatus
 
-    sheet = services.sheet_generate(project=suite["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=suite["alpha"], language="en", actor=None
+    )
     sheet.pdf.save("alpha-r1.pdf", ContentFile(b"%PDF-1.7 stand-in"), save=False)
     sheet.status = SheetStatus.READY
     sheet.save()

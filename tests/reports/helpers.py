@@ -19,7 +19,11 @@ def rendered(evaluation: dict[str, Any], language: str = "en", layout: str = "de
     """A revision of alpha rendered for real: the decision document, or with `layout="full"`
     every result printed."""
     sheet = services.sheet_generate(
-        project=evaluation["alpha"], language=language, actor=evaluation["bob"], layout=layout
+        acknowledgement="known gaps",
+        project=evaluation["alpha"],
+        language=language,
+        actor=evaluation["bob"],
+        layout=layout,
     )
     sheet = services.sheet_render(sheet_id=sheet.pk)
     assert sheet is not None and sheet.status == SheetStatus.READY, sheet and sheet.error

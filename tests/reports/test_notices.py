@@ -74,7 +74,9 @@ def test_rejection_and_seal_tell_the_people_concerned(evaluation) -> None:
     body = next(m.body for m in mail.outbox if m.to == ["alice@example.com"])
     assert "Rejected by Procurement (procurement-lead): The exit plan is missing." in body
 
-    second = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    second = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     second = services.sheet_render(sheet_id=second.pk)
     assert second is not None
     approve_all(evaluation, second)

@@ -33,7 +33,11 @@ def _ready(sheet: Sheet) -> Sheet:
 def _frozen(evaluation: dict[str, Any]) -> Sheet:
     alpha = evaluation["alpha"]
     services.review_freeze_set(project=alpha, frozen=True, actor=evaluation["alice"])
-    return _ready(services.sheet_generate(project=alpha, language="en", actor=evaluation["bob"]))
+    return _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=alpha, language="en", actor=evaluation["bob"]
+        )
+    )
 
 
 def _scope_edits(evaluation: dict[str, Any]) -> dict[str, Any]:
@@ -143,7 +147,9 @@ def test_the_freeze_ends_with_its_revision_or_by_hand(evaluation, ending) -> Non
     edit()  # allowed again
     # A new revision while the project is still frozen takes the freeze up again.
     if ending != "lift":
-        services.sheet_generate(project=sheet.project, language="en", actor=None)
+        services.sheet_generate(
+            acknowledgement="known gaps", project=sheet.project, language="en", actor=None
+        )
         assert Project.objects.get(pk=sheet.project_id).frozen_revision == 2
         with pytest.raises(ScopeFrozen, match="r2"):
             edit()
@@ -165,7 +171,12 @@ def test_pages_show_the_freeze_and_refuse_with_the_reason(evaluation, login) -> 
     assert alice.post(freeze, {"frozen": "on"}).status_code == 302
     assert "the next revision will hold the freeze" in alice.get(sheets).content.decode()
     sheet = _ready(
-        services.sheet_generate(project=evaluation["alpha"], language="en", actor=evaluation["bob"])
+        services.sheet_generate(
+            acknowledgement="known gaps",
+            project=evaluation["alpha"],
+            language="en",
+            actor=evaluation["bob"],
+        )
     )
     matrix = bob.get(reverse("poc:matrix", kwargs={"slug": "alpha"})).content.decode()
     assert "Frozen for the sign-off of" in matrix and "come after the freeze" in matrix

@@ -24,7 +24,9 @@ def _report_routes() -> list:
 @pytest.fixture
 def sheet(evaluation: dict[str, Any]) -> Sheet:
     """Revision 1 of alpha, ready for sign-off (its PDF a stand-in: no rendering needed)."""
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     sheet.pdf.save("alpha-r1.pdf", ContentFile(b"%PDF-1.7 stand-in"), save=False)
     sheet.status = SheetStatus.READY
     sheet.save()
@@ -50,6 +52,7 @@ POST_ONLY = (
     "reports:sheet_retry",
     "reports:sheet_freeze",
     "reports:sheet_withdraw",
+    "reports:sheet_acknowledge",
     "reports:sheet_recommendation",
 )
 
@@ -106,6 +109,8 @@ def test_observers_and_non_admins_cannot_write(evaluation, sheet, login) -> None
     assert login(evaluation["bob"]).post(freeze, {"frozen": "on"}).status_code == 403
     withdraw = reverse("reports:sheet_withdraw", args=["alpha", 1])
     assert observer.post(withdraw, {"reason": "observer"}).status_code == 403
+    acknowledge = reverse("reports:sheet_acknowledge", args=["alpha", 1])
+    assert observer.post(acknowledge, {"reason": "observer"}).status_code == 403
     assert _state() == before
     page = login(evaluation["bob"]).get(reverse("reports:sheets", args=["alpha"])).content.decode()
     assert "Save signing roles" not in page and "Operations" in page
@@ -130,7 +135,9 @@ def test_admins_choose_who_signs_new_revisions(evaluation, sheet, login) -> None
     assert alpha.signing_roles == ["ops", "procurement"]  # kept in the catalogue's order
     assert alpha.events.filter(verb="project.signing_roles").exists()
 
-    second = services.sheet_generate(project=alpha, language="en", actor=evaluation["alice"])
+    second = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=evaluation["alice"]
+    )
     assert second.required_roles == ["ops", "procurement"]
     assert Sheet.objects.get(pk=sheet.pk).required_roles[0] == "platform"  # r1 keeps its own
     Sheet.objects.filter(pk=second.pk).update(status=SheetStatus.READY)
@@ -178,7 +185,9 @@ def test_the_list_marks_revisions_the_project_has_moved_past(evaluation, sheet, 
     assert "outdated" not in client.get(url).content.decode()
     evaluation["alpha"].description = "scope widened"
     evaluation["alpha"].save()
-    fresh = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    fresh = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     rows = {
         line.split("</a>")[0].rsplit(">", 1)[-1]: line
         for line in client.get(url).content.decode().split("<tr>")

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db
 def test_every_kind_of_change_is_listed(evaluation) -> None:
     alpha, volcano = evaluation["alpha"], evaluation["volcano"]
     quota, job, tenant = evaluation["actions"]
-    first = services.sheet_generate(project=alpha, language="en", actor=None)
+    first = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=None
+    )
 
     evaluation_services.project_update(
         project=alpha, actor=evaluation["alice"], description="Now with inference too."
@@ -51,7 +53,9 @@ def test_every_kind_of_change_is_listed(evaluation) -> None:
     poc_services.evidence_attach_file(
         result=cell.result, upload=SimpleUploadedFile("quota.log", b"ok\n"), actor=None
     )
-    second = services.sheet_generate(project=alpha, language="en", actor=None)
+    second = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=None
+    )
 
     changes = snapshot_changes(first.snapshot, second.snapshot)
     listed = {(c.section, c.subject): (c.before, c.after) for c in changes.shown}
@@ -78,13 +82,15 @@ def test_the_page_compares_with_the_previous_revision_frozen_the_same_way(
     monkeypatch.setattr(services, "MAX_PENDING_RENDERS", 10)  # none of these is rendered
     alpha = evaluation["alpha"]
     client = login(evaluation["bob"])
-    services.sheet_generate(project=alpha, language="en", actor=None)
-    services.sheet_generate(project=alpha, language="zh-hans", actor=None)
+    services.sheet_generate(acknowledgement="known gaps", project=alpha, language="en", actor=None)
+    services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="zh-hans", actor=None
+    )
     page = lambda r: client.get(reverse("reports:sheet", args=["alpha", r])).content.decode()  # noqa: E731
     assert "Changes since" not in page(1)
     assert "Changes since" not in page(2)  # the only earlier one is in another language
 
-    services.sheet_generate(project=alpha, language="en", actor=None)
+    services.sheet_generate(acknowledgement="known gaps", project=alpha, language="en", actor=None)
     assert "Changes since r1" in page(3) and "Nothing this sheet shows differs" in page(3)
     poc_services.result_record(
         candidate=evaluation["volcano"],
@@ -94,14 +100,16 @@ def test_the_page_compares_with_the_previous_revision_frozen_the_same_way(
         change_reason="rerun",
         actor=None,
     )
-    services.sheet_generate(project=alpha, language="en", actor=None)
+    services.sheet_generate(acknowledgement="known gaps", project=alpha, language="en", actor=None)
     fourth = page(4)
     assert "Changes since r3" in fourth
     assert "volcano × quota-hit" in fourth and "Passed" in fourth and "Failed" in fourth
 
 
 def test_a_long_list_is_cut_and_counted(evaluation) -> None:
-    old = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None).snapshot
+    old = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    ).snapshot
     new = copy.deepcopy(old)
     extra = LIMIT + 50
     new["matrix"]["actions"] += [
@@ -115,7 +123,9 @@ def test_a_long_list_is_cut_and_counted(evaluation) -> None:
 
 
 def test_a_new_failure_cause_for_the_same_failure_is_listed(evaluation) -> None:
-    old = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None).snapshot
+    old = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    ).snapshot
     poc_services.result_record(
         candidate=evaluation["volcano"],
         action=evaluation["actions"][1],
@@ -124,7 +134,9 @@ def test_a_new_failure_cause_for_the_same_failure_is_listed(evaluation) -> None:
         change_reason="root cause found",
         actor=None,
     )
-    new = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None).snapshot
+    new = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    ).snapshot
     assert snapshot_changes(old, new).shown == [
         Change("Failure causes", "volcano × real-job", "训练作业在第 40 步卡住", "OOM on node 3")
     ]
@@ -134,8 +146,10 @@ def test_polling_gets_the_changes_only_once_rendering_is_done(evaluation, login)
     from reports.models import Sheet, SheetStatus
 
     alpha = evaluation["alpha"]
-    services.sheet_generate(project=alpha, language="en", actor=None)
-    second = services.sheet_generate(project=alpha, language="en", actor=None)
+    services.sheet_generate(acknowledgement="known gaps", project=alpha, language="en", actor=None)
+    second = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=None
+    )
     client = login(evaluation["bob"])
     url = reverse("reports:sheet", args=["alpha", 2])
     Sheet.objects.filter(pk=second.pk).update(status=SheetStatus.RENDERING)
@@ -153,7 +167,9 @@ def test_a_translation_update_alone_does_not_make_a_revision_outdated(
     from reports.snapshot import snapshot_and_hash
 
     alpha = evaluation["alpha"]
-    sheet = services.sheet_generate(project=alpha, language="zh-hans", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="zh-hans", actor=None
+    )
     assert sheet.fingerprint and sheet.fingerprint != sheet.sha256
     # A new release words a label differently: the Chinese snapshot would hash differently...
     catalog = trans_real.translation("zh-hans")._catalog

@@ -269,7 +269,9 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
         upload=SimpleUploadedFile("job.log", b"step 40: stuck\n"),
         actor=evaluation["bob"],
     )
-    sheet = services.sheet_generate(project=alpha, language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=None
+    )
     s = sheet.snapshot
 
     assert s["project"]["slug"] == "alpha"
@@ -325,7 +327,11 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
     # A sheet for chosen candidates freezes only those, with the whole shortlist for context;
     # a not-applicable one is there when chosen.
     chosen = services.sheet_generate(
-        project=alpha, language="en", actor=None, candidate_slugs=["slurm"]
+        acknowledgement="known gaps",
+        project=alpha,
+        language="en",
+        actor=None,
+        candidate_slugs=["slurm"],
     )
     assert [c["slug"] for c in chosen.snapshot["candidates"]] == ["slurm"]
     assert chosen.snapshot["candidates"][0]["not_covered"] == [
@@ -351,7 +357,9 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
 def test_a_failed_rendering_is_recorded_and_can_be_retried(evaluation, login, monkeypatch) -> None:
     from reports import rendering
 
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
 
     def broken(html: str) -> rendering.Rendered:
         raise OSError("disk full")
@@ -372,7 +380,9 @@ def test_a_failed_rendering_is_recorded_and_can_be_retried(evaluation, login, mo
 
 def test_the_sheet_page_polls_while_rendering_and_marks_stale_revisions(evaluation, login) -> None:
     client = login(evaluation["bob"])
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     url = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
     Sheet.objects.filter(pk=sheet.pk).update(status=SheetStatus.RENDERING, progress=40)
     polling = client.get(url, headers={"HX-Request": "true"}).content.decode()
@@ -488,7 +498,9 @@ def test_the_evidence_index_lists_what_the_frozen_results_hold(evaluation) -> No
             upload=SimpleUploadedFile(f"night-{night}.log", f"night {night}\n".encode()),
             actor=evaluation["bob"],
         )
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     assert [e["name"] for e in sheet.snapshot["evidence"]] == ["night-2.log"]
 
 

@@ -25,7 +25,9 @@ def _probe(evaluation: dict[str, Any], data: dict[str, Any]) -> None:
 def test_snapshot_freezes_the_latest_probe_run(evaluation) -> None:
     _probe(evaluation, bundle(host="old-node"))
     _probe(evaluation, bundle(host="gpu-node-09", benchmarks=[h200_bench()]))
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     (facts,) = sheet.snapshot["probe_facts"]
     assert facts["candidate"] == "volcano"
     (node,) = facts["nodes"]
@@ -37,7 +39,9 @@ def test_snapshot_freezes_the_latest_probe_run(evaluation) -> None:
 
 def test_a_new_probe_run_makes_an_open_revision_stale(evaluation) -> None:
     _probe(evaluation, bundle())
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     assert not sheet_is_stale(sheet)
     data = bundle()
     data["outputs"].append({"name": "kernel log", "exit_code": 0, "stdout": XID_79.read_text()})

@@ -136,7 +136,9 @@ def test_the_verify_page_and_api_list_the_attached_files(evaluation, login) -> N
 
 def test_a_record_over_the_limit_fails_the_render_saying_the_sizes(evaluation, settings) -> None:
     settings.SHEET_ATTACHMENTS_MAX_BYTES = 2000
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     sheet = services.sheet_render(sheet_id=sheet.pk)
     assert sheet.status == SheetStatus.FAILED
     assert "The record to attach is" in sheet.error and "the limit is 0.0 MB" in sheet.error
@@ -146,7 +148,7 @@ def test_a_record_over_the_limit_fails_the_render_saying_the_sizes(evaluation, s
 def test_print_every_result_is_a_layout_of_its_own(evaluation, login) -> None:
     page = login(evaluation["alice"]).post(
         reverse("reports:sheets", kwargs={"slug": "alpha"}),
-        {"language": "en", "print_every_result": "on"},
+        {"language": "en", "print_every_result": "on", "acknowledgement": "known gaps"},
     )
     assert page.status_code in (200, 302)
     assert Sheet.objects.get(project=evaluation["alpha"]).layout == "full"

@@ -91,7 +91,9 @@ def test_a_failed_seal_is_shown_and_can_be_retried(
 
 
 def test_work_lost_with_its_worker_is_taken_up_again(evaluation, login) -> None:
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     # A worker took it up a moment ago: a second delivery of the same job leaves it alone.
     Sheet.objects.filter(pk=sheet.pk).update(
         status=SheetStatus.RENDERING, work_started_at=timezone.now()
@@ -121,7 +123,8 @@ def test_an_unreachable_queue_leaves_the_work_waiting_until_the_beat_sends_it(
     monkeypatch.setattr(services, "send", refused)  # renders and seals; notices go on
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "en"}
+            reverse("reports:sheets", kwargs={"slug": "alpha"}),
+            {"language": "en", "acknowledgement": "known gaps"},
         )
     assert response.status_code == 302  # the sheet is saved; no error page
     sheet = Sheet.objects.get()
@@ -197,7 +200,9 @@ def test_a_failed_save_is_recorded_and_leaves_no_orphan_pdf(
     blank.add_blank_page(width=595, height=842)
     laid_out = io.BytesIO()
     blank.write(laid_out)
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     # The database refuses the row (a page count below zero breaks its check constraint).
     monkeypatch.setattr(
         rendering,
@@ -219,7 +224,9 @@ def test_a_worker_whose_work_was_taken_over_writes_nothing(
 
     from reports import rendering
 
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     real = rendering.html_to_pdf
     if meanwhile == "taken over":  # declared lost and taken by another worker, still rendering
         after = {"status": SheetStatus.RENDERING, "work_started_at": timezone.now()}
@@ -263,7 +270,9 @@ def test_the_upgrade_turns_old_queue_stamps_into_queued_at(evaluation) -> None:
     from django.apps import apps
 
     upgrade = importlib.import_module("reports.migrations.0003_sheet_queued_at")
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     stamped = timezone.now() - timedelta(minutes=1)
     Sheet.objects.filter(pk=sheet.pk).update(queued_at=None, work_started_at=stamped)
     upgrade.waiting_work_is_queued_not_taken(apps, None)
@@ -278,9 +287,15 @@ def test_the_beat_task_takes_up_lost_work_a_few_times(
     from reports.tasks import sheets_recover_task
 
     long_ago = timezone.now() - timedelta(minutes=11)
-    lost = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
-    fresh = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
-    failed_seal = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    lost = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
+    fresh = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
+    failed_seal = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     Sheet.objects.filter(pk=lost.pk).update(queued_at=long_ago)  # its message was lost
     Sheet.objects.filter(pk=failed_seal.pk).update(
         status=SheetStatus.SEALING, seal_error="certificate expired", queued_at=long_ago

@@ -29,7 +29,9 @@ def _block_storage(media_root: str) -> Path:
 def test_a_passing_failure_gives_the_work_back_and_a_lasting_one_is_recorded(
     evaluation: dict[str, Any], settings: Any
 ) -> None:
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     blocker = _block_storage(settings.MEDIA_ROOT)
     with pytest.raises(services.TransientSheetError, match="Error"):
         services.sheet_render(sheet_id=sheet.pk, final_try=False)
@@ -45,7 +47,9 @@ def test_a_passing_failure_gives_the_work_back_and_a_lasting_one_is_recorded(
     done = services.sheet_render(sheet_id=sheet.pk, final_try=False)
     assert done is not None and done.status == SheetStatus.READY
     # The task's final try records the failure like any other.
-    second = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    second = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     Path(settings.MEDIA_ROOT, "sheets", "drafts").rename(Path(settings.MEDIA_ROOT, "moved"))
     Path(settings.MEDIA_ROOT, "sheets", "drafts").write_text("not a folder")
     failed = services.sheet_render(sheet_id=second.pk, final_try=True)
@@ -76,7 +80,10 @@ def test_a_real_worker_retries_a_render_whose_storage_failed(
     blocker = _block_storage(settings.MEDIA_ROOT)
     with celery_worker(env, queues="reports") as worker:
         client = login(evaluation["bob"])
-        client.post(reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "en"})
+        client.post(
+            reverse("reports:sheets", kwargs={"slug": "alpha"}),
+            {"language": "en", "acknowledgement": "known gaps"},
+        )
         sheet = Sheet.objects.get()
         first_queued = sheet.queued_at
 

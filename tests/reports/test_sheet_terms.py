@@ -128,7 +128,9 @@ def test_the_sheet_freezes_and_prints_the_costs(costed) -> None:
         actor=None,
     )
     assert sheet_is_stale(sheet)
-    later = services.sheet_generate(project=costed["alpha"], language="en", actor=None)
+    later = services.sheet_generate(
+        acknowledgement="known gaps", project=costed["alpha"], language="en", actor=None
+    )
     changes = snapshot_changes(sheet.snapshot, later.snapshot)
     listed = {(c.section, c.subject): (c.before, c.after) for c in changes.shown}
     before, after = listed[("Costs", "volcano: total")]

@@ -32,8 +32,12 @@ def _sign(sheet: Sheet, user: Any, role: str, decision: str = "approve") -> Sign
 
 def test_revisions_and_a_stable_hash(evaluation) -> None:
     alpha = evaluation["alpha"]
-    first = services.sheet_generate(project=alpha, language="en", actor=evaluation["alice"])
-    second = services.sheet_generate(project=alpha, language="en", actor=evaluation["alice"])
+    first = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=evaluation["alice"]
+    )
+    second = services.sheet_generate(
+        acknowledgement="known gaps", project=alpha, language="en", actor=evaluation["alice"]
+    )
     assert (first.revision, second.revision) == (1, 2)
     assert first.sha256 == second.sha256  # nothing changed in between
     _snapshot, text, digest = snapshot_and_hash(alpha, language="en", candidate_slugs=[])
@@ -61,17 +65,28 @@ def test_revisions_and_a_stable_hash(evaluation) -> None:
 
 def test_generation_refuses_bad_input(evaluation) -> None:
     with pytest.raises(ValidationError):
-        services.sheet_generate(project=evaluation["alpha"], language="fr", actor=None)
+        services.sheet_generate(
+            acknowledgement="known gaps", project=evaluation["alpha"], language="fr", actor=None
+        )
     with pytest.raises(ValidationError, match="Unknown candidates"):
         services.sheet_generate(
-            project=evaluation["alpha"], language="en", actor=None, candidate_slugs=["nobody"]
+            acknowledgement="known gaps",
+            project=evaluation["alpha"],
+            language="en",
+            actor=None,
+            candidate_slugs=["nobody"],
         )
     assert not Sheet.objects.exists()
 
 
 def test_signoff_rules(evaluation) -> None:
     sheet = _ready(
-        services.sheet_generate(project=evaluation["alpha"], language="en", actor=evaluation["bob"])
+        services.sheet_generate(
+            acknowledgement="known gaps",
+            project=evaluation["alpha"],
+            language="en",
+            actor=evaluation["bob"],
+        )
     )
     with pytest.raises(PermissionDenied):  # bob is ops, not procurement
         _sign(sheet, evaluation["bob"], "procurement")
@@ -120,7 +135,11 @@ def test_signoff_rules(evaluation) -> None:
 
 
 def test_an_outdated_revision_is_signed_for_what_it_froze_and_says_so(evaluation) -> None:
-    sheet = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=None))
+    sheet = _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+        )
+    )
     _sign(sheet, evaluation["procurement"], "procurement")
     Project.objects.filter(pk=evaluation["alpha"].pk).update(description="changed afterwards")
     signoff = _sign(sheet, evaluation["bob"], "ops")
@@ -138,7 +157,11 @@ def test_staleness_is_about_what_the_revision_froze(evaluation) -> None:
     other = CandidateFactory(project=alpha, solution_key="slurm")
     sheet = _ready(
         services.sheet_generate(
-            project=alpha, language="en", actor=None, candidate_slugs=["volcano"]
+            acknowledgement="known gaps",
+            project=alpha,
+            language="en",
+            actor=None,
+            candidate_slugs=["volcano"],
         )
     )
     poc_services.responsibility_set(
@@ -164,7 +187,11 @@ def test_one_admin_holding_every_role_cannot_seal_alone(evaluation) -> None:
     from evaluations.services import membership_set
 
     solo, alpha = evaluation["alice"], evaluation["alpha"]
-    sheet = _ready(services.sheet_generate(project=alpha, language="en", actor=solo))
+    sheet = _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=alpha, language="en", actor=solo
+        )
+    )
     for role in ("procurement", "business", "ops"):
         membership_set(project=alpha, user=solo, role=role, actor=solo)
     _sign(sheet, solo, "platform")
@@ -173,7 +200,11 @@ def test_one_admin_holding_every_role_cannot_seal_alone(evaluation) -> None:
     with pytest.raises(ValidationError, match="already decided on this revision as Platform"):
         _sign(sheet, solo, "architecture")  # held from the start, but a second role
     # A revision generated after the grant: still one role per person.
-    later = _ready(services.sheet_generate(project=alpha, language="en", actor=solo))
+    later = _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=alpha, language="en", actor=solo
+        )
+    )
     _sign(later, solo, "procurement")
     for role in ("platform", "architecture", "business", "ops"):
         with pytest.raises(ValidationError, match="one person decides for one role"):
@@ -196,7 +227,11 @@ def test_a_project_may_allow_one_signer_for_several_roles_but_not_the_generator_
         one_signer_many_roles=True,
         actor=solo,
     )
-    sheet = _ready(services.sheet_generate(project=alpha, language="en", actor=solo))
+    sheet = _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=alpha, language="en", actor=solo
+        )
+    )
     assert sheet.one_signer_many_roles
     for role in ("platform", "architecture", "procurement", "business"):
         _sign(sheet, solo, role)
@@ -208,7 +243,7 @@ def test_a_project_may_allow_one_signer_for_several_roles_but_not_the_generator_
     project_signing_roles_set(project=alpha, roles=list(alpha.signing_roles), actor=solo)
     assert Sheet.objects.get(pk=sheet.pk).one_signer_many_roles
     assert not services.sheet_generate(
-        project=alpha, language="en", actor=solo
+        acknowledgement="known gaps", project=alpha, language="en", actor=solo
     ).one_signer_many_roles
 
 
@@ -226,7 +261,11 @@ def test_a_token_generated_revision_counts_its_creator_as_generator(evaluation) 
         one_signer_many_roles=True,
         actor=solo,
     )
-    sheet = _ready(services.sheet_generate(project=alpha, language="en", actor=None, token=token))
+    sheet = _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=alpha, language="en", actor=None, token=token
+        )
+    )
     assert sheet.generated_by is None and sheet.generated_by_token == token
     _sign(sheet, solo, "platform")
     _sign(sheet, solo, "architecture")
@@ -242,20 +281,30 @@ def test_a_sheet_needs_a_shortlisted_candidate_and_an_action(evaluation) -> None
     alpha = evaluation["alpha"]
     Candidate.objects.filter(project=alpha).update(tier="not_applicable")
     with pytest.raises(ValidationError, match="No candidate is shortlisted"):
-        services.sheet_generate(project=alpha, language="en", actor=None)
+        services.sheet_generate(
+            acknowledgement="known gaps", project=alpha, language="en", actor=None
+        )
     # Chosen, a not-applicable candidate is covered.
     chosen = services.sheet_generate(
-        project=alpha, language="en", actor=None, candidate_slugs=["volcano"]
+        acknowledgement="known gaps",
+        project=alpha,
+        language="en",
+        actor=None,
+        candidate_slugs=["volcano"],
     )
     assert chosen.candidate_slugs == ["volcano"]
     empty = ProjectFactory(slug="empty")
     with pytest.raises(ValidationError) as caught:
-        services.sheet_generate(project=empty, language="en", actor=None)
+        services.sheet_generate(
+            acknowledgement="known gaps", project=empty, language="en", actor=None
+        )
     assert len(caught.value.messages) == 2
     assert "acceptance suite has no action" in caught.value.messages[1]
     CandidateFactory(project=empty, solution_key="volcano")
     with pytest.raises(ValidationError, match="acceptance suite has no action"):
-        services.sheet_generate(project=empty, language="en", actor=None)
+        services.sheet_generate(
+            acknowledgement="known gaps", project=empty, language="en", actor=None
+        )
     assert not AcceptanceAction.objects.filter(project=empty).exists()
     assert Sheet.objects.count() == 1
 
@@ -264,7 +313,10 @@ def test_render_seal_and_verify_independently(evaluation, tmp_path) -> None:
     """One full pass (rendering takes seconds): Chinese PDF with embedded CJK fonts, five
     approvals, the PAdES seal, our verifier and poppler's pdfsig, and single-byte tampering."""
     sheet = services.sheet_generate(
-        project=evaluation["alpha"], language="zh-hans", actor=evaluation["bob"]
+        acknowledgement="known gaps",
+        project=evaluation["alpha"],
+        language="zh-hans",
+        actor=evaluation["bob"],
     )
     sheet = services.sheet_render(sheet_id=sheet.pk)
     assert sheet.status == SheetStatus.READY, sheet.error
@@ -352,7 +404,10 @@ def test_bad_files_are_invalid_with_a_reason(data, reason) -> None:
 
 def test_browser_pages_and_the_signoff_form(evaluation, login) -> None:
     client = login(evaluation["bob"])
-    response = client.post(reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "en"})
+    response = client.post(
+        reverse("reports:sheets", kwargs={"slug": "alpha"}),
+        {"language": "en", "acknowledgement": "known gaps"},
+    )
     sheet = Sheet.objects.get()
     assert response["Location"] == reverse("reports:sheet", kwargs={"slug": "alpha", "revision": 1})
     _ready(sheet)
@@ -417,7 +472,11 @@ def test_pages_say_what_is_missing_and_why_a_role_cannot_sign(evaluation, login)
     assert not Sheet.objects.exists()
 
     # Alice holds platform and architecture: once she decides as one, the other is explained.
-    sheet = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=None))
+    sheet = _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+        )
+    )
     detail = reverse("reports:sheet", kwargs={"slug": "alpha", "revision": sheet.revision})
     page = client.get(detail).content.decode()
     assert "Your decision as Platform" in page and "Your decision as Architecture" in page
@@ -433,7 +492,11 @@ def test_pages_say_what_is_missing_and_why_a_role_cannot_sign(evaluation, login)
     )
     assert saved.status_code == 302
     assert "Your decision as Architecture" not in client.get(detail).content.decode()
-    later = _ready(services.sheet_generate(project=evaluation["alpha"], language="en", actor=None))
+    later = _ready(
+        services.sheet_generate(
+            acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+        )
+    )
     _sign(later, evaluation["alice"], "platform")
     page = client.get(
         reverse("reports:sheet", kwargs={"slug": "alpha", "revision": later.revision})

@@ -141,7 +141,9 @@ def test_exports_carry_the_same_numbers(evaluation, login) -> None:
         person="=HYPERLINK(evil)",
         actor=None,
     )
-    sheet = services.sheet_generate(project=evaluation["alpha"], language="en", actor=None)
+    sheet = services.sheet_generate(
+        acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
+    )
     frozen = sheet.snapshot["candidates"][0]
 
     # The revision's exports are its snapshot's numbers.
@@ -218,7 +220,10 @@ def test_a_real_worker_renders_and_seals_the_sheet_on_the_reports_queue(
     }
     with celery_worker(env, queues="reports") as worker:
         client = login(evaluation["bob"])
-        client.post(reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "zh-hans"})
+        client.post(
+            reverse("reports:sheets", kwargs={"slug": "alpha"}),
+            {"language": "zh-hans", "acknowledgement": "known gaps"},
+        )
         sheet = Sheet.objects.get()
 
         def rendered() -> bool:

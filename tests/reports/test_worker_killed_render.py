@@ -60,7 +60,8 @@ def test_a_render_whose_worker_is_killed_is_finished_once_by_another(
     env = _worker_env(settings)
     with celery_worker(env, queues="reports") as doomed:
         login(evaluation["bob"]).post(
-            reverse("reports:sheets", kwargs={"slug": "alpha"}), {"language": "en"}
+            reverse("reports:sheets", kwargs={"slug": "alpha"}),
+            {"language": "en", "acknowledgement": "known gaps"},
         )
         sheet = Sheet.objects.get()
 
