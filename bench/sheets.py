@@ -1,12 +1,14 @@
 """A procurement sheet: generate, render and seal time, peak memory, pages per second, and
 the ratio against WeasyPrint rendering the same HTML file alone.
 
-The project has ten CI runs of history, each result with an evidence link. Sizes and targets
-(the sheet issue's): 5 candidates x 200 actions in 3 s or less and under 400 MB (the default),
-`bench/sheets.py 10 300` in 5 s and under 400 MB, `bench/sheets.py 10 1000` in 15 s and under
-500 MB; our overhead under 1.3x WeasyPrint alone. Run with `make bench` or
-`.venv/bin/python bench/sheets.py [CANDIDATES ACTIONS]` (PostgreSQL from DATABASE_URL, a
-throwaway database).
+The project has ten CI runs of history, each result with an evidence link, outcomes drawn
+evenly (about three results in four are exceptions). The sheet is the decision document with
+the complete record attached. Targets (the sheet issue's): 5 candidates x 200 actions in 3 s
+or less (the default), `bench/sheets.py 10 300` in 5 s, `bench/sheets.py 10 1000` in 10 s;
+the sheet's own work (everything but WeasyPrint's layout) 3 s or less at 10 x 1,000; peak
+memory at most 300 MB above the process's level before the first sheet. Run with `make bench`
+or `.venv/bin/python bench/sheets.py [CANDIDATES ACTIONS]` (PostgreSQL from DATABASE_URL, a
+throwaway database); BENCH_PROFILE=1 prints a profile of the rendering.
 
 "Alone" is WeasyPrint with its default options turning the sheet's HTML file into a PDF in a
 process of its own, timed inside that process (interpreter start and imports excluded), which
@@ -32,8 +34,13 @@ CANDIDATES, ACTIONS = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) > 2 
 HISTORY = 10
 REPEAT = 3 if CANDIDATES * ACTIONS <= 1000 else 1
 # (seconds, peak MB) the sheet issue asks for at each size; other sizes are held to the largest.
-TARGETS = {(5, 200): (3.0, 400), (10, 300): (5.0, 400), (10, 1000): (15.0, 500)}
-TARGET_S, TARGET_MB = TARGETS.get((CANDIDATES, ACTIONS), (15.0, 500))
+# The decision document's targets (the sheet issue): seconds for generate + render + seal, and
+# what the process may hold above its level before the first sheet; the sheet's own work
+# (snapshot, attachments, seal: everything but WeasyPrint) 3 s or less at 10 x 1,000.
+TARGETS = {(5, 200): 3.0, (10, 300): 5.0, (10, 1000): 10.0}
+TARGET_S = TARGETS.get((CANDIDATES, ACTIONS), 10.0)
+TARGET_ABOVE_MB = 300
+TARGET_OWN_S = 3.0
 
 ALONE = """
 import json, re, sys, time
@@ -169,6 +176,10 @@ def main() -> None:
 
         release_free_memory()
         Path("/proc/self/clear_refs").write_text("5")
+        # A worker loads WeasyPrint (and Pango) once, with its first sheet; timed here as a
+        # worker that has rendered before (the import took 1-1.5 s on this machine).
+        import weasyprint  # noqa: F401
+
         start_mb = _peak_mb()  # the mark just reset: what the process holds before any sheet
         ours, alone, alone_peak, pages, peak_generate = [], [], 0.0, 0, 0.0
         phases: dict[str, list[float]] = {"generate": [], "render": [], "seal": []}
@@ -212,6 +223,18 @@ def main() -> None:
             alone.append(measured["seconds"])
             alone_peak = max(alone_peak, measured["peak_mb"])
         peak_mb = _peak_mb()
+        # The record's part, timed alone on the last revision: made from the snapshot, and
+        # embedded into the laid-out draft.
+        from reports import attachments
+
+        last = Sheet.objects.select_related("project").get(pk=sheet.pk)
+        start = time.perf_counter()
+        files = attachments.sheet_attachments(last)
+        made = time.perf_counter()
+        with last.pdf.open("rb") as handle:
+            attachments.embed(handle.read(), files, last.created_at)
+        embedded = time.perf_counter()
+        record_s = (made - start, embedded - made)
         ours_s, alone_s = statistics.median(ours), statistics.median(alone)
         print(f"sheet: {CANDIDATES} candidates x {ACTIONS} actions, {pages} pages (zh-hans)")
         print(
@@ -222,21 +245,35 @@ def main() -> None:
             "  of which                       "
             + ", ".join(f"{k} {statistics.median(v):.2f} s" for k, v in phases.items())
         )
-        print(f"WeasyPrint alone, same HTML:     {alone_s:.2f} s, peak {alone_peak:.0f} MB")
-        print(f"pages per second (ours):         {pages / ours_s:.1f}")
-        print(
-            f"overhead ratio ours / alone:     {ours_s / alone_s:.2f} (target < 1.3): "
-            f"{'OK' if ours_s / alone_s < 1.3 else 'OVER'}"
+        own = (
+            statistics.median(phases["generate"])
+            + record_s[0]
+            + record_s[1]
+            + statistics.median(phases["seal"])
         )
         print(
-            f"peak memory (RSS from generate): {peak_mb:.0f} MB (target < {TARGET_MB} MB): "
-            f"{'OK' if peak_mb < TARGET_MB else 'OVER'}"
+            f"  the record: made {record_s[0]:.2f} s, embedded {record_s[1]:.2f} s "
+            f"({sum(f.size for f in files) / 1e6:.1f} MB in {len(files)} files)"
+        )
+        print(
+            f"the sheet's own work:            {own:.2f} s (generate, record, seal; target <= "
+            f"{TARGET_OWN_S:.0f} s at 10 x 1,000): {'OK' if own <= TARGET_OWN_S else 'OVER'}"
+        )
+        print(f"WeasyPrint alone, same HTML:     {alone_s:.2f} s, peak {alone_peak:.0f} MB")
+        print(f"pages per second (ours):         {pages / ours_s:.1f}")
+        # The whole job (snapshot, record, seal included) against WeasyPrint's layout alone.
+        print(f"ratio ours / alone:              {ours_s / alone_s:.2f}")
+        above = peak_mb - start_mb
+        print(
+            f"peak memory (RSS from generate): {peak_mb:.0f} MB, {above:.0f} MB above the level "
+            f"before (target <= {TARGET_ABOVE_MB} MB above): "
+            f"{'OK' if above <= TARGET_ABOVE_MB else 'OVER'}"
         )
         print(f"  held before the first sheet:   {start_mb:.0f} MB (Django, the benchmark's data)")
         print(f"  peak once generated:           {peak_generate:.0f} MB")
         limit = settings.SHEET_PARTS_ABOVE
-        layout = "in parts" if 0 < limit < rendering.sheet_rows(sheet) else "one document"
-        print(f"laid out:                        {layout} (SHEET_PARTS_ABOVE={limit})")
+        parts = last.layout == "full" and 0 < limit < rendering.sheet_rows(sheet)
+        print(f"laid out:                        {'in parts' if parts else 'one document'}")
     finally:
         teardown()
 

@@ -331,6 +331,12 @@ def embed(pdf: bytes, files: list[Attached], when: datetime) -> bytes:
     tree[NameObject("/EmbeddedFiles")] = DictionaryObject({NameObject("/Names"): names})
     root[NameObject("/Names")] = tree
     root[NameObject("/AF")] = ArrayObject(reference for _name, reference in specs)
+    # PDF/A asks the document information to agree with the XMP metadata. The signature's
+    # writer appends its own name to /Producer but writes only its own name into the XMP;
+    # without a /Producer here, both say the same after the seal.
+    info = writer._info.get_object() if writer._info is not None else None
+    if isinstance(info, DictionaryObject) and "/Producer" in info:
+        del info["/Producer"]
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()

@@ -313,12 +313,20 @@ def cyclic_gc_paused() -> Iterator[None]:
         gc.collect(0)  # the young generation holds all that the pause left behind
 
 
-def html_to_pdf(html: str) -> Rendered:
+# The decision document is written as PDF/A-3b (archival, with embedded files allowed):
+# WeasyPrint adds the output intent and the XMP identification; reports.attachments adds the
+# associated files the way part 3 asks. The layout that prints every result stays plain PDF
+# (its parts are merged by pypdf, which keeps neither).
+ARCHIVAL_VARIANT = "pdf/a-3b"
+
+
+def html_to_pdf(html: str, *, variant: str | None = None) -> Rendered:
     from weasyprint import HTML  # imported here: loading Pango is slow for unrelated commands
 
     with cyclic_gc_paused():
         document = HTML(string=html, base_url=".").render()
-        rendered = Rendered(pdf=document.write_pdf(), pages=len(document.pages))
+        pdf = document.write_pdf(pdf_variant=variant) if variant else document.write_pdf()
+        rendered = Rendered(pdf=pdf, pages=len(document.pages))
         del document
     return rendered
 
@@ -371,7 +379,8 @@ def sheet_pdf(
         except pdfparts.Unsettled:
             pass  # laid out as one document below
     if rendered is None:
-        rendered = html_to_pdf(html(parts=False))
+        variant = ARCHIVAL_VARIANT if sheet.layout == Layout.DECISION else None
+        rendered = html_to_pdf(html(parts=False), variant=variant)
     when = sheet.created_at.replace(microsecond=0)
     return Rendered(pdf=attachments.embed(rendered.pdf, files, when), pages=rendered.pages)
 

@@ -361,7 +361,7 @@ def test_a_failed_rendering_is_recorded_and_can_be_retried(evaluation, login, mo
         acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
     )
 
-    def broken(html: str) -> rendering.Rendered:
+    def broken(html: str, **options: object) -> rendering.Rendered:
         raise OSError("disk full")
 
     monkeypatch.setattr(rendering, "html_to_pdf", broken)

@@ -228,3 +228,78 @@ def test_readiness_names_each_gap_and_a_ready_review_has_none() -> None:
         "No cost model: the total cost of the candidates is unknown",
         "1 item still to be confirmed",
     ]
+
+
+def _pdfa_problems(pdf: bytes) -> list[str]:
+    """What PDF/A-3b asks of the structure, checked without a validator (none is packaged for
+    this platform): identification and output intent, no encryption, the document information
+    agreeing with the XMP metadata, and every embedded file associated the way part 3 asks."""
+    import io
+    import re
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(pdf))
+    root = reader.trailer["/Root"]
+    problems = []
+    if "/Encrypt" in reader.trailer:
+        problems.append("encrypted")
+    xmp = root["/Metadata"].get_object().get_data().decode()
+
+    def xmp_value(name: str) -> str | None:
+        found = re.search(rf'{name}="([^"]*)"', xmp) or re.search(
+            rf"<{name}[^>]*>(?:<rdf:Alt><rdf:li[^>]*>)?([^<]*)<", xmp
+        )
+        return found.group(1) if found else None
+
+    if (xmp_value("pdfaid:part"), xmp_value("pdfaid:conformance")) != ("3", "B"):
+        problems.append("no PDF/A-3b identification in the XMP")
+    intents = [i.get_object() for i in root.get("/OutputIntents", [])]
+    if not any(i.get("/S") == "/GTS_PDFA1" and "/DestOutputProfile" in i for i in intents):
+        problems.append("no PDF/A output intent with an ICC profile")
+    info = reader.metadata or {}
+    for key, name in (
+        ("/Title", "dc:title"),
+        ("/Keywords", "pdf:Keywords"),
+        ("/Producer", "pdf:Producer"),
+    ):
+        if key in info and xmp_value(name) != str(info[key]):
+            problems.append(f"{key} {info[key]!r} differs from XMP {name} {xmp_value(name)!r}")
+    listed = [r.idnum for r in root.get("/AF", [])]
+    tree = root["/Names"]["/EmbeddedFiles"]["/Names"]
+    for i in range(1, len(tree), 2):
+        spec = tree[i].get_object()
+        name = str(spec["/UF"])
+        if listed.count(tree[i].idnum) != 1:
+            problems.append(f"{name} listed {listed.count(tree[i].idnum)} times in /AF")
+        if str(spec.get("/AFRelationship")) not in ("/Data", "/Source"):
+            problems.append(f"{name}: relationship {spec.get('/AFRelationship')}")
+        if not spec.get("/Desc") or "/F" not in spec:
+            problems.append(f"{name}: no description or file name")
+        stream = spec["/EF"]["/F"].get_object()
+        if "/Subtype" not in stream or "/ModDate" not in stream.get("/Params", {}):
+            problems.append(f"{name}: no media type or modification date")
+    return problems
+
+
+def test_the_decision_document_has_the_pdfa_3b_structure_before_and_after_the_seal(
+    evaluation,
+) -> None:
+    sheet = rendered(evaluation, "zh-hans")
+    draft = sheet.pdf.read()
+    assert _pdfa_problems(draft) == []
+    approve_all(evaluation, sheet)
+    sealed = services.sheet_seal(sheet_id=sheet.pk).sealed_pdf.read()
+    assert _pdfa_problems(sealed) == []
+    report = verify_pdf(sealed)
+    assert report.valid and report.project == "alpha", report.problems
+    # The check finds what it looks for: a file whose information disagrees with its XMP.
+    from io import BytesIO
+
+    from pypdf import PdfReader, PdfWriter
+
+    changed = PdfWriter(clone_from=PdfReader(BytesIO(draft)))
+    changed.add_metadata({"/Title": "Another title"})
+    out = BytesIO()
+    changed.write(out)
+    assert any("/Title" in p for p in _pdfa_problems(out.getvalue()))

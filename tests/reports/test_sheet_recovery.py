@@ -207,7 +207,7 @@ def test_a_failed_save_is_recorded_and_leaves_no_orphan_pdf(
     monkeypatch.setattr(
         rendering,
         "html_to_pdf",
-        lambda html: rendering.Rendered(pdf=laid_out.getvalue(), pages=-1),
+        lambda html, **options: rendering.Rendered(pdf=laid_out.getvalue(), pages=-1),
     )
     failed = services.sheet_render(sheet_id=sheet.pk)
     assert failed.status == SheetStatus.FAILED and "IntegrityError" in failed.error
@@ -233,8 +233,8 @@ def test_a_worker_whose_work_was_taken_over_writes_nothing(
     else:  # retried and rendered by another worker
         after = {"status": SheetStatus.READY, "work_started_at": None, "pdf": "sheets/other.pdf"}
 
-    def slow(html: str) -> rendering.Rendered:
-        result = real(html)
+    def slow(html: str, **options: str | None) -> rendering.Rendered:
+        result = real(html, **options)
         Sheet.objects.filter(pk=sheet.pk).update(**after)
         return result
 
