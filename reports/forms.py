@@ -122,6 +122,23 @@ class RecommendationForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=_("Frozen with each revision; the sheet's first page opens with it."),
     )
+    review_by = forms.DateField(
+        label=_("Review the decision by"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text=_("When the sealed decision is due for another look; its signers are told."),
+    )
+    reopen_when = forms.CharField(
+        label=_("Also reopened when"),
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_(
+            "One condition a line (a new scheduler release, a workload that changes). The "
+            "workbench watches on its own for other GPU models, drivers or versions in probe "
+            "runs, expired quotes and versions changed by a person."
+        ),
+    )
 
     def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object) -> None:
         # Its own element ids: the sheets page holds the generation form too, whose candidate

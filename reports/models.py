@@ -102,6 +102,8 @@ class Sheet(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     gaps_acknowledged_at = models.DateTimeField(null=True, blank=True)
+    # When the notice that this sealed decision is due for review was written (once).
+    review_noticed_at = models.DateTimeField(null=True, blank=True)
     # When the notice that this open revision has become outdated was written (once).
     outdated_noticed_at = models.DateTimeField(null=True, blank=True)
 
@@ -154,6 +156,7 @@ class NoticeKind(models.TextChoices):
     REJECTED = "rejected", _("Rejected")
     SEALED = "sealed", _("Signed and sealed")
     OUTDATED = "outdated", _("Outdated")
+    REVIEW = "review", _("Due for review")
 
 
 class Notice(models.Model):

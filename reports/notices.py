@@ -3,7 +3,9 @@
 - a revision is ready: each member holding a role that signs it is asked for a decision;
 - a revision is rejected: whoever generated it, the other signers and the signing roles;
 - a revision is sealed: the same people;
-- an open revision has become outdated (found by the beat task): those who have not decided.
+- an open revision has become outdated (found by the beat task): those who have not decided;
+- a sealed decision is due for review (its review-by date came, or the workbench saw something
+  that reopens it: reports.review): whoever generated it, its signers and the signing roles.
 
 Notices are rows (`Notice`) written in the transaction of the event, one per person, kind and
 role, never twice. `notices_send` delivers them in each person's language and records failures;
@@ -117,6 +119,35 @@ def notices_scan_outdated() -> int:
     return found
 
 
+def notices_scan_review() -> int:
+    """Each project's latest sealed revision whose decision is due for review, noticed once."""
+    from reports.review import decision_review, latest_sealed
+
+    sealed = (
+        Sheet.objects.filter(status=SheetStatus.SEALED, review_noticed_at=None)
+        .select_related("project")
+        .order_by("pk")[:SCAN_BATCH]
+    )
+    found = 0
+    for sheet in sealed:
+        latest = latest_sealed(sheet.project)
+        if latest is None or latest.pk != sheet.pk:
+            # A later revision was sealed: this one is no longer the decision.
+            Sheet.objects.filter(pk=sheet.pk).update(review_noticed_at=timezone.now())
+            continue
+        review = decision_review(sheet.project)
+        if review is None or not review.due:
+            continue
+        with transaction.atomic():
+            claimed = Sheet.objects.filter(pk=sheet.pk, review_noticed_at=None).update(
+                review_noticed_at=timezone.now()
+            )
+            if claimed:
+                _write(sheet, NoticeKind.REVIEW, _everyone(sheet))
+                found += 1
+    return found
+
+
 def _subject(notice: Notice) -> str:
     sheet = notice.sheet
     names = {
@@ -124,6 +155,7 @@ def _subject(notice: Notice) -> str:
         NoticeKind.REJECTED: _("%(project)s r%(revision)s was rejected"),
         NoticeKind.SEALED: _("%(project)s r%(revision)s is signed and sealed"),
         NoticeKind.OUTDATED: _("%(project)s r%(revision)s is outdated: the project changed"),
+        NoticeKind.REVIEW: _("%(project)s: the decision sealed in r%(revision)s is due for review"),
     }
     role = str(TeamRole(notice.role).label) if notice.role else ""
     return names[NoticeKind(notice.kind)] % {
@@ -147,10 +179,19 @@ def _body(notice: Notice) -> str:
             "project": sheet.project,
             "role": TeamRole(notice.role).label if notice.role else "",
             "rejections": [(TeamRole(r.role).label, r) for r in rejections],
+            "review": _review_for(notice),
             "url": settings.WORKBENCH_BASE_URL + path,
             "preferences_url": settings.WORKBENCH_BASE_URL + reverse("preferences"),
         },
     )
+
+
+def _review_for(notice: Notice) -> object:
+    if notice.kind != NoticeKind.REVIEW:
+        return None
+    from reports.review import decision_review
+
+    return decision_review(notice.sheet.project)
 
 
 def notices_send(*, limit: int = SEND_BATCH) -> int:

@@ -25,7 +25,8 @@ from poc.probes import selectors as probe_selectors
 from reports.procurement import selectors as procurement_selectors
 
 # 2: questions and product names beside keys; 3: terms, costs, what is to be confirmed;
-# 4: each action's importance and owning team, cells with no result, carried evidence.
+# 4: each action's importance and owning team, cells with no result, carried evidence, the
+# recommendation's review-by date and reopening conditions.
 FORMAT = "workbench-sheet/4"
 AREAS = ResponsibilityArea.values
 CENT = Decimal("0.01")
@@ -135,6 +136,9 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             ],
             "conditions": project.recommendation_conditions,
             "reason": project.recommendation_reason,
+            # When it is to be reviewed again, and what else reopens it (reports.review).
+            "review_by": project.review_by.isoformat() if project.review_by else None,
+            "reopen_when": project.reopen_when.splitlines(),
         },
         "scenario_coverage": _scenario_coverage(actions, chosen, outcomes),
         "candidates": [

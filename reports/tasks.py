@@ -3,7 +3,7 @@ import random
 from celery import Task, shared_task
 from django.conf import settings
 
-from reports.notices import notices_scan_outdated, notices_send
+from reports.notices import notices_scan_outdated, notices_scan_review, notices_send
 from reports.services import (
     TransientSheetError,
     project_phases_refresh,
@@ -46,6 +46,13 @@ def notices_task() -> None:
     and after each event)."""
     notices_scan_outdated()
     notices_send()
+
+
+@shared_task(ignore_result=True)
+def decisions_review_task() -> None:
+    """Tell the signers of sealed decisions that came due for review (beat, hourly)."""
+    if notices_scan_review():
+        notices_send()
 
 
 @shared_task(ignore_result=True)

@@ -30,6 +30,7 @@ from reports.forms import (
     WithdrawForm,
 )
 from reports.models import Decision, Layout, Sheet, SheetStatus
+from reports.review import decision_review
 from reports.verify import verify_pdf
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -69,6 +70,7 @@ def _sheets_page(
         "sheets": sheets,
         "sheets_page": sheets_page,
         "tables": exports.TABLE_LABELS.items(),
+        "review": decision_review(project),
     }
     return render(request, "reports/sheets.html", context, status=422 if invalid else 200)
 
@@ -89,6 +91,8 @@ def _recommendation_form(project: Project) -> RecommendationForm:
             "candidates": project.recommended,
             "reason": project.recommendation_reason,
             "conditions": project.recommendation_conditions,
+            "review_by": project.review_by,
+            "reopen_when": project.reopen_when,
         },
     )
 
@@ -103,6 +107,7 @@ def progress(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         "project": access.project,
         "tab": "overview",
         "progress": selectors.evaluation_progress(access.project),
+        "review": decision_review(access.project),
     }
     if request.htmx:
         return render(request, "reports/progress.html#card", context)
@@ -169,6 +174,8 @@ def sheet_recommendation(request: AuthedHttpRequest, slug: str) -> HttpResponse:
                 conditions=form.cleaned_data["conditions"],
                 reason=form.cleaned_data["reason"],
                 actor=request.user,
+                review_by=form.cleaned_data["review_by"],
+                reopen_when=form.cleaned_data["reopen_when"],
             )
         except ValidationError as exc:
             form_add_service_error(form, exc)

@@ -509,6 +509,8 @@ CELERY_BEAT_SCHEDULE = {
     # Notices not yet sent (the broker was down, the mail server refused), and open revisions
     # that have become outdated since they were frozen.
     "sheet-notices": {"task": "reports.tasks.notices_task", "schedule": 60.0},
+    # Sealed decisions whose review-by date came or that something reopened (reports.review).
+    "decision-review": {"task": "reports.tasks.decisions_review_task", "schedule": 3600.0},
     # Sheet renders and seals the broker could not take when they were asked for.
     "sheet-resend": {"task": "reports.tasks.sheets_resend_task", "schedule": 60.0},
     # Sheet renders and seals lost with their message or worker, queued again.

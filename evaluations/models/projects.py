@@ -70,6 +70,11 @@ class Project(models.Model):
     recommended = models.JSONField(_("recommended candidates"), default=list, blank=True)
     recommendation_conditions = models.TextField(_("conditions"), blank=True)
     recommendation_reason = models.TextField(_("reason for the recommendation"), blank=True)
+    # A shortlist is not a permanent conclusion: when to review the decision again, and what
+    # else reopens it (one condition a line, checked by people; reports.review checks the
+    # ones the workbench can see itself).
+    review_by = models.DateField(_("review the decision by"), null=True, blank=True)
+    reopen_when = models.TextField(_("also reopened when"), blank=True, db_default="")
     # "Freeze for sign-off": while on and a revision is open, edits to what that revision froze
     # are refused (results are still recorded, after the freeze). The open revision and when it
     # was frozen are kept here by the sheet services, so that every app can check them.

@@ -1,8 +1,11 @@
 """Projects, their framing answers and memberships."""
 
+from datetime import date
+
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
@@ -207,9 +210,18 @@ def membership_remove(*, membership: Membership, actor: User) -> None:
 
 @transaction.atomic
 def project_recommendation_set(
-    *, project: Project, candidates: list[str], conditions: str, reason: str, actor: User
+    *,
+    project: Project,
+    candidates: list[str],
+    conditions: str,
+    reason: str,
+    actor: User,
+    review_by: date | None = None,
+    reopen_when: str = "",
 ) -> Project:
-    """The team's recommendation for the sheet: which candidates, on what conditions, why."""
+    """The team's recommendation for the sheet: which candidates, on what conditions, why,
+    when it is to be reviewed again and what else reopens it. A review-by date already past
+    is refused."""
     scope_edit_guard(project)
     known = set(project.candidates.values_list("slug", flat=True))
     unknown = sorted(set(candidates) - known)
@@ -220,24 +232,37 @@ def project_recommendation_set(
     if candidates and not reason.strip():
         raise ValidationError({"reason": _("Say why these candidates are recommended.")})
     locked = Project.objects.select_for_update().get(pk=project.pk)
+    # A new review-by date lies ahead; a date set before and now past may stay (it is due).
+    today = timezone.localdate()
+    if review_by is not None and review_by != locked.review_by and review_by <= today:
+        raise ValidationError(
+            {
+                "review_by": _("The review-by date must be after today (%(today)s).")
+                % {"today": today.isoformat()}
+            }
+        )
     before = {
         "recommended": list(locked.recommended),
         "recommendation_conditions": locked.recommendation_conditions,
         "recommendation_reason": locked.recommendation_reason,
+        "review_by": locked.review_by.isoformat() if locked.review_by else None,
+        "reopen_when": locked.reopen_when,
     }
     order = list(project.candidates.order_by("position", "pk").values_list("slug", flat=True))
-    after = {
+    after: dict[str, object] = {
         "recommended": [slug for slug in order if slug in set(candidates)],
         "recommendation_conditions": conditions.strip(),
         "recommendation_reason": reason.strip(),
+        "review_by": review_by.isoformat() if review_by else None,
+        "reopen_when": "\n".join(line.strip() for line in reopen_when.splitlines() if line.strip()),
     }
     if after != before:
-        Project.objects.filter(pk=project.pk).update(**after)
+        Project.objects.filter(pk=project.pk).update(**{**after, "review_by": review_by})
         event_record(
             project=locked,
             actor=actor,
             verb="project.recommendation",
-            subject=", ".join(after["recommended"]) or "—",
+            subject=", ".join(slug for slug in order if slug in set(candidates)) or "—",
             before=before,
             after=after,
         )
