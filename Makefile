@@ -80,7 +80,7 @@ clean-venv:
 # The README's screenshots, taken by the end-to-end browser test (PostgreSQL, Redis, Chromium as
 # for `make test`): it saves one per step under docs/screenshots/, and only these are kept,
 # reduced to 256 colours.
-SCREENSHOTS_KEEP := 06-matrix-cell-panel 07-comparison-side-by-side 12-responsibilities-zh 15-sheet-sealed
+SCREENSHOTS_KEEP := 06-matrix-cell-panel 07-comparison-side-by-side 12-responsibilities-zh 15-sheet-sealed 16-sheet-first-page
 .PHONY: screenshots
 screenshots: install
 	@E2E_SCREENSHOTS=docs/screenshots \

@@ -522,6 +522,25 @@ def test_the_whole_review_in_the_browser(
     ).stdout
     assert "H200 training cluster 2027" in text
     assert "签核" in text, text[:2000]  # the sheet is in Chinese, as procurement generated it
+    assert "决定" in text and "候选方案一览" in text  # the decision document's first page
+    # The first page of the sealed decision document, as the README shows it.
+    subprocess.run(
+        [
+            "pdftoppm",
+            "-png",
+            "-r",
+            "60",
+            "-f",
+            "1",
+            "-l",
+            "1",
+            "-singlefile",
+            str(sealed),
+            str(review.folder / "16-sheet-first-page"),
+        ],
+        check=True,
+        timeout=60,
+    )
     sheet.refresh_from_db()
     assert sheet.status == "sealed"
     assert sheet.sealed_pdf.read() == data
