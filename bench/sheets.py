@@ -219,6 +219,8 @@ def main() -> None:
             phases["render"].append(rendered - generated)
             phases["seal"].append(end - sealing)
             pages = sheet.page_count
+            if os.environ.get("BENCH_PDF"):  # keep the sealed file to look at
+                Path(os.environ["BENCH_PDF"]).write_bytes(sheet.sealed_pdf.read())
             measured = weasyprint_alone(rendering.sheet_html(Sheet.objects.get(pk=sheet.pk)))
             alone.append(measured["seconds"])
             alone_peak = max(alone_peak, measured["peak_mb"])

@@ -21,6 +21,7 @@ from django.utils.translation import ngettext
 from reports.exports import OUTCOME_ORDER
 
 GROUP_LIMIT = 25  # rows of one kind per group of questions before the rest is counted
+RISKS_PER_KIND = 5  # failed must-haves per candidate in the risk register before a count
 IMPORTANCE_RANK = {"must": 0, "should": 1, "could": 2}
 EXCEPTIONS = ("failed", "needs_integration")
 
@@ -278,13 +279,28 @@ def risk_register(snapshot: dict[str, Any], cards: list[dict[str, Any]]) -> list
             }
         )
     for card in shown:
-        for item in card["failed_musts"]:
+        for item in card["failed_musts"][:RISKS_PER_KIND]:
             risks.append(
                 {
                     "candidate": card["name"],
                     "risk": _("Must-have failed"),
                     "detail": f"{item['question']}: {item['reason']}".strip(": "),
                     "owner": item["owner"],
+                }
+            )
+        more = card["must"].get("failed", 0) - min(len(card["failed_musts"]), RISKS_PER_KIND)
+        if more > 0:
+            risks.append(
+                {
+                    "candidate": card["name"],
+                    "risk": _("Must-have failed"),
+                    "detail": ngettext(
+                        "and %(n)s more failed must-have, listed under Exceptions",
+                        "and %(n)s more failed must-haves, listed under Exceptions",
+                        more,
+                    )
+                    % {"n": more},
+                    "owner": "—",
                 }
             )
         days = _decimal(card["integration_days"])
@@ -297,12 +313,12 @@ def risk_register(snapshot: dict[str, Any], cards: list[dict[str, Any]]) -> list
                     "owner": ", ".join(_integration_owners(snapshot, card["slug"])) or "—",
                 }
             )
-        for area in card["gaps"]:
+        if card["gaps"]:
             risks.append(
                 {
                     "candidate": card["name"],
                     "risk": _("Nobody is responsible"),
-                    "detail": area,
+                    "detail": ", ".join(card["gaps"]),
                     "owner": _("unassigned"),
                 }
             )
