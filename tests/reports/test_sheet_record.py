@@ -211,6 +211,12 @@ def test_more_exceptions_than_fit_are_counted_and_named_in_the_attachment() -> N
     assert group.exceptions_more == {"failed": 5, "needs_integration": 0}
     assert [n["key"] for n in group.not_covered] == ["a30"] and group.not_covered_more == 0
     assert card["must"]["failed"] == 10 and card["must_total"] == 11
+    # The risk register names five failed must-haves and counts the others.
+    risks = [
+        r for r in decision.decision_context(snapshot)["risks"] if r["risk"] == "Must-have failed"
+    ]
+    assert len(risks) == decision.RISKS_PER_KIND + 1
+    assert risks[-1]["detail"] == "and 5 more failed must-haves, listed under Exceptions"
     # The attachment names every one of them.
     rows = attachments.results_rows(snapshot)
     assert len(rows) == 1 + len(outcomes)
