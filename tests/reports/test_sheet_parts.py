@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from pypdf import PdfReader
 
 from poc import services as poc_services
-from reports import pdfparts, rendering
+from reports import attachments, pdfparts, rendering
 from tests.factories import make_actions
 from tests.reports.helpers import rendered
 
@@ -142,6 +142,11 @@ def test_in_parts_the_sheet_reads_as_one_document_does(
     for key in ("/Keywords", "/Title"):
         assert cut_reader.metadata[key] == one_reader.metadata[key]
     assert cut_reader.root_object["/Lang"] == one_reader.root_object["/Lang"] == "en"
+    # The record is attached to the merged document as to the one laid out whole.
+    assert [(f["name"], f["sha256"], f["in_af"]) for f in attachments.embedded(cut_pdf)] == [
+        (f["name"], f["sha256"], f["in_af"]) for f in attachments.embedded(one_pdf)
+    ]
+    assert len(attachments.embedded(cut_pdf)) == 5
     # Every font embedded, the footer's too.
     fonts = subprocess.run(
         ["pdffonts", str(tmp_path / "cut.pdf")], capture_output=True, text=True, check=True
