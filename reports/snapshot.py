@@ -10,9 +10,18 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from django.db import models
 from django.utils import translation
 
-from evaluations.models import REQUIRED_SCENARIOS, AcceptanceAction, Candidate, Project, Scenario
+from evaluations.models import (
+    REQUIRED_SCENARIOS,
+    AcceptanceAction,
+    Candidate,
+    Dimension,
+    Project,
+    Scenario,
+    TeamRole,
+)
 from poc import selectors as poc_selectors
 from poc.models import (
     Evidence,
@@ -30,6 +39,19 @@ from reports.procurement import selectors as procurement_selectors
 FORMAT = "workbench-sheet/4"
 AREAS = ResponsibilityArea.values
 CENT = Decimal("0.01")
+
+
+def _label(choices: type[models.TextChoices], value: str) -> str:
+    """A choice's label in the active language, as get_FOO_display() gives it, without
+    hashing a lazy label for every row (a third of a large snapshot's time went there)."""
+    language = translation.get_language()
+    labels = _LABELS.get((choices, language))
+    if labels is None:
+        labels = _LABELS[(choices, language)] = {v: str(label) for v, label in choices.choices}
+    return labels.get(value, value)
+
+
+_LABELS: dict[tuple[type[models.TextChoices], str | None], dict[str, str]] = {}
 
 
 def canonical_json(data: Any) -> str:
@@ -152,10 +174,10 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
                     "key": a.key,
                     "question": a.question_text,
                     "requirement": a.requirement.feature_text,
-                    "dimension": str(a.requirement.get_dimension_display()),
+                    "dimension": _label(Dimension, a.requirement.dimension),
                     "importance": a.requirement.importance,
-                    "owner_team": str(a.requirement.get_owner_team_display()),
-                    "scenario": str(a.get_scenario_display()),
+                    "owner_team": _label(TeamRole, a.requirement.owner_team),
+                    "scenario": _label(Scenario, a.scenario),
                 }
                 for a in actions
             ],
@@ -339,7 +361,7 @@ def _candidate(
                 "action": cell.action.key,
                 "question": cell.action.question_text,
                 "what": cell.result.integration_what,
-                "owner_team": str(cell.result.get_integration_owner_team_display()),
+                "owner_team": _label(TeamRole, cell.result.integration_owner_team),
                 "effort_days": str(cell.result.integration_effort_days or Decimal(0)),
             }
             for cell in summary.needs_integration
@@ -363,7 +385,7 @@ def _candidate(
 def _effort_by_team(summary: poc_selectors.CandidateSummary) -> list[dict[str, str]]:
     totals: dict[str, Decimal] = {}
     for cell in summary.needs_integration:
-        team = str(cell.result.get_integration_owner_team_display())
+        team = _label(TeamRole, cell.result.integration_owner_team)
         totals[team] = totals.get(team, Decimal(0)) + (
             cell.result.integration_effort_days or Decimal(0)
         )
