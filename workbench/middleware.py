@@ -93,9 +93,10 @@ class UploadLimitMiddleware:
         }
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": message}, status=413)
-        response = HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
-        response["Connection"] = "close"
-        return response
+        # No "Connection: close" here: it is a hop-by-hop header, which a WSGI application must
+        # not set (runserver's server refuses the response with a 500); each server deals with
+        # the body left unread (runserver drains it, gunicorn closes the connection).
+        return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
 
 
 class HealthProbeMiddleware:
