@@ -423,7 +423,7 @@ def _import_rows(
                 item["model"] = moved[item["model"]]
         data, former = _former_boundaries(data)
         objects = list(serializers.deserialize("python", data, ignorenonexistent=False))
-    except (DeserializationError, ValueError) as exc:
+    except (DeserializationError, ValueError, RecursionError) as exc:
         raise ArchiveError(f"data.json cannot be read: {str(exc).splitlines()[0][:300]}") from None
     for wrapped in objects:
         row = wrapped.object

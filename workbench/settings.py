@@ -413,7 +413,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["evaluations.api.parsers.DepthSafeJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["evaluations.api.throttling.CallerRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"caller": env_str("API_THROTTLE_RATE", "600/minute")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +19,7 @@ from evaluations.api.access import api_project, request_person, request_token
 from evaluations.api.authentication import BearerTokenAuthentication, RawBodySessionAuthentication
 from evaluations.api.idempotency import idempotent
 from evaluations.api.outputs import CellRefOutput, ChangeCountsOutput
+from evaluations.api.parsers import DepthSafeJSONParser
 from evaluations.models import Project, TokenScope
 from poc import selectors, services
 from poc.models import (
@@ -182,7 +183,7 @@ def _import_response(
 class ResultBulkCreateApi(APIView):
     """Post up to 5,000 results at once, all or nothing."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [DepthSafeJSONParser]
 
     @extend_schema(
         request=ResultsInput,

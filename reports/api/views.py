@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,6 +23,7 @@ from evaluations.api.access import (
     signed_in_person,
 )
 from evaluations.api.authentication import BearerTokenAuthentication
+from evaluations.api.parsers import DepthSafeJSONParser
 from evaluations.models import TokenScope
 from reports import selectors, services, signing
 from reports.models import Sheet, SheetStatus
@@ -435,7 +436,7 @@ class VerifyingSessionAuthentication(SessionAuthentication):
 class SheetVerifyApi(APIView):
     """Verify a sealed PDF sent as the request body or as multipart field `file`."""
 
-    parser_classes = [MultiPartParser, JSONParser]
+    parser_classes = [MultiPartParser, DepthSafeJSONParser]
     authentication_classes = [BearerTokenAuthentication, VerifyingSessionAuthentication]
 
     @extend_schema(

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from evaluations.api.access import api_project, request_person, request_token
 from evaluations.api.idempotency import idempotent
 from evaluations.api.outputs import CellRefOutput, ChangeCountsOutput
+from evaluations.api.parsers import MAX_DEPTH_MESSAGE
 from evaluations.models import Candidate, Project, TokenScope
 from poc.probes import selectors
 from poc.probes.models import (
@@ -164,7 +165,9 @@ class ProbeListCreateApi(APIView):
     def _store(self, request: Request, project: Project, body: bytes) -> Response:
         try:
             bundle = json.loads(body)
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            return Response({"detail": MAX_DEPTH_MESSAGE}, 400)
+        except ValueError as exc:
             return Response({"detail": f"the body is not a JSON bundle: {exc}"[:300]}, 400)
         if not isinstance(bundle, dict):
             return Response({"detail": "the body must be a JSON object (the agent's bundle)"}, 400)

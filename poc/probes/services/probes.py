@@ -129,7 +129,7 @@ def nodes_from_text(
     if kind == "bundle":
         try:
             bundle = json.loads(data)
-        except ValueError as exc:  # detect() saw a bundle; a broken one still gets a reason
+        except (ValueError, RecursionError) as exc:  # detect() saw a bundle; say why not
             raise ProbeInputError(_("The bundle is not valid JSON: %(e)s") % {"e": exc}) from None
         nodes = nodes_from_bundle(bundle)
     else:
