@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from poc.probes.models import (
     ClusterKind,
 )
+from poc.probes.present import secret_summary_shown
 from workbench.forms import FlagForm
 
 
@@ -185,14 +186,14 @@ class ClusterForm(forms.Form):
         self.fields["candidate"].choices = candidates  # type: ignore[attr-defined]
         stored = stored or {}
         self.fields["clear_secrets"].choices = [  # type: ignore[attr-defined]
-            (name, f"{self.fields[name].label}: {summary}")
+            (name, f"{self.fields[name].label}: {secret_summary_shown(summary)}")
             for name, summary in stored.items()
             if name in self.fields
         ]
         for name, summary in stored.items():
             if name in self.fields:
                 self.fields[name].help_text = _("Stored: %(summary)s. Leave empty to keep it.") % {
-                    "summary": summary
+                    "summary": secret_summary_shown(summary)
                 }
 
     def secrets(self) -> dict[str, str]:

@@ -491,3 +491,15 @@ def cluster_summary(facts: Mapping[str, Any] | None) -> dict[str, Any] | None:
             for c in _items(facts.get("could_not_check"))
         ],
     }
+
+
+# What is stored of a secret besides its ciphertext (Cluster.secret_summary): that it is set
+# (never its length), or for a private key its algorithm and fingerprint.
+SECRET_SET = "set"
+SECRET_SET_ENCRYPTED_KEY = "set (encrypted key)"
+
+
+def secret_summary_shown(summary: str) -> str:
+    """A stored secret's summary in the reader's language."""
+    words = {SECRET_SET: _("set"), SECRET_SET_ENCRYPTED_KEY: _("set (encrypted key)")}
+    return words.get(summary, summary)

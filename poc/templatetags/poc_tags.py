@@ -183,3 +183,11 @@ def pretty_json(value: Any) -> str:
     import json
 
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@register.filter
+def secret_shown(summary: str) -> str:
+    """A stored secret's summary in the reader's language (never its length)."""
+    from poc.probes.present import secret_summary_shown
+
+    return secret_summary_shown(summary)

@@ -37,7 +37,24 @@ def test_secrets_round_trip_and_are_not_stored_in_clear(personas, settings) -> N
     row = Cluster.objects.get(pk=cluster.pk)
     assert "s3cret-pw" not in row.secrets and row.secrets.startswith("wbc1:t1:")
     assert row.read_secrets() == {"ssh_password": "s3cret-pw"}
-    assert row.secret_summary == {"ssh_password": "set, 9 characters"}
+    assert row.secret_summary == {"ssh_password": "set"}  # never its length
+
+
+def test_summaries_stored_with_a_length_lose_it(personas, settings) -> None:
+    """probes.0003 rewrites what was stored before: the length goes, a key's fingerprint stays."""
+    import importlib
+
+    from django.apps import apps
+
+    settings.WORKBENCH_CREDENTIALS_KEYS = OLD
+    cluster = make(personas)
+    old = {"ssh_password": "set, 9 characters", "ssh_private_key": "ssh-ed25519 SHA256:abc"}
+    Cluster.objects.filter(pk=cluster.pk).update(secret_summary=old)
+    importlib.import_module("poc.probes.migrations.0003_secret_summary_set").forward(apps, None)
+    assert Cluster.objects.get(pk=cluster.pk).secret_summary == {
+        "ssh_password": "set",
+        "ssh_private_key": "ssh-ed25519 SHA256:abc",
+    }
 
 
 def test_a_ciphertext_copied_to_another_row_does_not_decrypt(personas, settings) -> None:

@@ -91,7 +91,7 @@ def test_a_kubernetes_cluster_run_with_controlled_failures(gpu_suite, kube_api) 
     kube_api.add_fixture("node-2x-tesla-t4.yaml")
     kube_api.add(cluster_policy("ready"), *operand_daemonsets(), gpu_quota(NS, 8))
     cluster = kube_cluster(gpu_suite, kube_api)
-    assert cluster.secret_summary == {"bearer_token": f"set, {len(TOKEN)} characters"}
+    assert cluster.secret_summary == {"bearer_token": "set"}
     run = _run(cluster)
     assert run.status == "done", run.error
     assert (run.source, run.node_count, run.gpu_count) == ("kubernetes", 1, 2)

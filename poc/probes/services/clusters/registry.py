@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from evaluations.models import Candidate, Project
 from evaluations.services import event_record
-from poc.probes import credentials
+from poc.probes import credentials, present
 from poc.probes.connectors import ssh as ssh_connector
 from poc.probes.models import (
     SECRET_FIELDS,
@@ -42,7 +42,8 @@ class ClusterData:
 
 
 def _masked(name: str, value: str) -> str:
-    """What a page may say about a secret: that it is set, and for keys which one."""
+    """What a page may say about a secret: that it is set, and for keys which one (stored as
+    words the page translates: poc.probes.present.secret_summary_shown)."""
     if name == "ssh_private_key":
         try:
             import asyncssh
@@ -51,8 +52,8 @@ def _masked(name: str, value: str) -> str:
             public = key.export_public_key("openssh").decode()
             return f"{key.get_algorithm()} {ssh_connector.fingerprint(public)}"
         except Exception:  # an encrypted key needs its passphrase: only say it is set
-            return _("set (encrypted key)")
-    return _("set, %(count)s characters") % {"count": len(value)}
+            return present.SECRET_SET_ENCRYPTED_KEY
+    return present.SECRET_SET  # never its length: that tells a reader about the secret
 
 
 def _validate(project: Project, data: ClusterData, cluster: Cluster | None) -> dict[str, str]:
