@@ -68,3 +68,34 @@ def test_the_command_line_exit_status(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
+
+
+def test_standard_input_over_the_limit_says_too_large_with_its_size() -> None:
+    """A pipe over the limit is cut mid-character where it was read up to the limit; it is
+    named too large, with its size, never "binary"."""
+    from poc.probes.parsers import MAX_INPUT_BYTES
+
+    size = MAX_INPUT_BYTES + 3 * 1024 * 1024 + 1  # an odd count of two-byte characters
+    done = subprocess.run(
+        [sys.executable, "manage.py", "parse_gpu_output", "-"],
+        cwd=ROOT,
+        input=("é" * (size // 2)).encode() + b"x",
+        capture_output=True,
+        timeout=120,
+    )
+    message = done.stderr.decode().strip()
+    assert done.returncode != 0 and len(message.splitlines()) == 1, message
+    assert f"too large ({size / 1048576:.1f} MB, limit {MAX_INPUT_BYTES >> 20} MB)" in message
+    assert "binary" not in message
+
+
+def test_a_file_over_the_limit_says_too_large_with_its_size(tmp_path: Path, monkeypatch) -> None:
+    from poc.probes import parsers
+
+    monkeypatch.setattr(parsers, "MAX_INPUT_BYTES", 1024 * 1024)
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"x" * (3 * 1024 * 1024))
+    with pytest.raises(CommandError, match=r"too large \(3\.0 MB, limit 1 MB\)"):
+        call_command("parse_gpu_output", str(path))
+    with pytest.raises(parsers.ParseError, match=r"too large \(3\.0 MB, limit 1 MB\)"):
+        parsers.parse_output(b"x" * (3 * 1024 * 1024))

@@ -34,7 +34,10 @@ __all__ = [
 # Bump when the facts read from the same input change, so stored documents can be re-read.
 PARSER_VERSION = "3"
 
-_LIMIT = f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB"
+
+def too_large(size: int) -> str:
+    """The refusal of an input over MAX_INPUT_BYTES: its size and the limit, in MB."""
+    return f"too large ({size / (1024 * 1024):.1f} MB, limit {MAX_INPUT_BYTES // (1024 * 1024)} MB)"
 
 
 def _decoded(raw: bytes) -> str:
@@ -61,7 +64,7 @@ def decode(data: bytes | bytearray | memoryview) -> str:
     bytes that are neither; the text is otherwise as decoded (parse_output checks the rest)."""
     raw = bytes(data)
     if len(raw) > MAX_INPUT_BYTES:
-        raise ParseError(f"input is {len(raw)} bytes, over the {_LIMIT} limit")
+        raise ParseError(too_large(len(raw)))
     return _decoded(raw)
 
 
@@ -72,13 +75,13 @@ def _text(data: bytes | str) -> str:
         text = decode(data)
     elif isinstance(data, str):
         if len(data) > MAX_INPUT_BYTES:
-            raise ParseError(f"input is {len(data)} characters, over the {_LIMIT} limit")
+            raise ParseError(too_large(len(data.encode("utf-8", "replace"))))
         try:
             size = len(data.encode("utf-8"))
         except UnicodeEncodeError:
             raise ParseError("binary data: the input is not valid Unicode text") from None
         if size > MAX_INPUT_BYTES:
-            raise ParseError(f"input is {size} bytes, over the {_LIMIT} limit")
+            raise ParseError(too_large(size))
         text = data
     else:
         raise ParseError(f"input must be text or bytes, not {type(data).__name__}")

@@ -46,12 +46,16 @@ class Command(BaseCommand):
         try:
             if name == "-":
                 data = sys.stdin.buffer.read(parsers.MAX_INPUT_BYTES + 1)
+                if len(data) > parsers.MAX_INPUT_BYTES:
+                    # Counted to its end, not kept: the message gives the size.
+                    size = len(data)
+                    while chunk := sys.stdin.buffer.read(1 << 20):
+                        size += len(chunk)
+                    raise CommandError(f"{name}: {parsers.too_large(size)}")
             else:
                 path = Path(name)
                 if path.stat().st_size > parsers.MAX_INPUT_BYTES:
-                    raise CommandError(
-                        f"{name}: over {parsers.MAX_INPUT_BYTES >> 20} MiB, not GPU tool output"
-                    )
+                    raise CommandError(f"{name}: {parsers.too_large(path.stat().st_size)}")
                 data = path.read_bytes()
         except OSError as exc:
             raise CommandError(f"{name}: {exc.strerror or exc}") from None
