@@ -218,6 +218,13 @@ def test_mig_list_names_the_profiles() -> None:
     assert [d["profile"] for d in first["mig_devices"]] == ["3g.40gb", "2g.20gb", "1g.10gb"]
     assert first["mig_devices"][0]["uuid"] == "MIG-00000000-1111-2222-3333-4444"
     assert [d["profile"] for d in second["mig_devices"]] == ["1g.10gb"] * 7
+    # A GPU listed with MIG devices has MIG mode on.
+    assert first["mig_mode_current"] is True and second["mig_mode_current"] is True
+
+
+def test_a_gpu_listed_without_mig_devices_says_nothing_of_its_mig_mode() -> None:
+    text = "GPU 0: NVIDIA H200 (UUID: GPU-5c8fa947-f3fa-cdcc-b5dd-8e2f93630a3e)\n"
+    assert parse_output(text)["gpus"][0]["mig_mode_current"] is None
 
 
 def test_mig_xml_and_list_merge_profiles_onto_the_instances() -> None:

@@ -4,7 +4,9 @@
       MIG 3g.40gb     Device  0: (UUID: MIG-c6d4f1ef-...)
       MIG 1c.3g.40gb  Device  1: (UUID: MIG-GPU-5d5ba0d6-.../2/1)
 
-This is the one output that names each MIG device's GPU instance profile. A compute-instance
+This is the one output that names each MIG device's GPU instance profile. A GPU listed with
+MIG devices has MIG mode enabled; one listed without says nothing about it (the mode may be
+on with no instance created yet). A compute-instance
 profile ("1c.3g.40gb": one compute slice of a 3g.40gb instance) is reduced to its GPU instance
 profile. Drivers of the R450 series wrote the GPU and compute instance ids into the MIG UUID
 (".../2/1"); they are read from there when present.
@@ -103,4 +105,6 @@ def parse_smi_list(text: str) -> NodeFacts:
         raise ParseError(f"not nvidia-smi -L output: {first[:120]}")
     for gpu, devices in zip(gpus, migs, strict=True):
         gpu["mig_devices"] = [device for _, device in sorted(devices, key=lambda d: d[0])]
+        if devices:  # MIG devices exist only on a GPU whose MIG mode is on
+            gpu["mig_mode_current"] = True
     return new_node(gpus=gpus, sources=[SOURCE], warnings=warnings)
