@@ -163,14 +163,9 @@ class ProbeListCreateApi(APIView):
         return idempotent(request, body, lambda: self._store(request, project, body))
 
     def _store(self, request: Request, project: Project, body: bytes) -> Response:
-        try:
-            bundle = json.loads(body)
-        except RecursionError:
-            return Response({"detail": MAX_DEPTH_MESSAGE}, 400)
-        except ValueError as exc:
-            return Response({"detail": f"the body is not a JSON bundle: {exc}"[:300]}, 400)
-        if not isinstance(bundle, dict):
-            return Response({"detail": "the body must be a JSON object (the agent's bundle)"}, 400)
+        bundle = _bundle(body)
+        if isinstance(bundle, Response):
+            return bundle
         candidate = _bundle_candidate(request, project, bundle)
         if isinstance(candidate, Response):
             return candidate
@@ -204,6 +199,19 @@ class ProbeListCreateApi(APIView):
             ).data,
             status=201,
         )
+
+
+def _bundle(body: bytes) -> dict[str, Any] | Response:
+    """The posted bundle as an object, or the 400 that says why it is not one."""
+    try:
+        bundle = json.loads(body)
+    except RecursionError:
+        return Response({"detail": MAX_DEPTH_MESSAGE}, 400)
+    except ValueError as exc:
+        return Response({"detail": f"the body is not a JSON bundle: {exc}"[:300]}, 400)
+    if not isinstance(bundle, dict):
+        return Response({"detail": "the body must be a JSON object (the agent's bundle)"}, 400)
+    return bundle
 
 
 class ProbeDetailApi(APIView):
