@@ -54,7 +54,11 @@ def api_may_read(request: Request, slug: str) -> bool:
 
 
 def api_projects(request: Request) -> list[Project]:
+    """The projects this caller may read: a token's own (with the `read` scope, else 403, as
+    for one project), or a person's."""
     token = request_token(request)
     if token is not None:
+        if TokenScope.READ not in token.scopes:
+            raise PermissionDenied(f"this token lacks the {str(TokenScope.READ)!r} scope")
         return [token.project]
     return list(projects_for_user(request.user))

@@ -105,9 +105,9 @@ def test_tokens_read_every_endpoint_only_with_the_read_scope(suite, objects, sco
         assert "'read'" in client.get(urls[0]).json()["detail"]
 
 
-def test_the_project_list_shows_each_caller_its_own_projects_whatever_its_scopes(suite) -> None:
+def test_the_project_list_shows_each_caller_its_own_projects(suite) -> None:
     """Sessions list the projects they are members of (staff: none); a token lists its own
-    project, with or without `read` (the list checks no scope)."""
+    project with the `read` scope, and is refused without it, as for one project."""
 
     def slugs(client: APIClient) -> list[str]:
         response = client.get("/api/v1/projects/")
@@ -121,9 +121,11 @@ def test_the_project_list_shows_each_caller_its_own_projects_whatever_its_scopes
     assert slugs(session_api_client(suite["alice"])) == ["alpha"]
     assert slugs(session_api_client(people["staff"])) == []
     assert slugs(session_api_client(people["superuser"])) == []
-    for scopes in (("read",), ("results:write",), ("probes:write",)):
-        assert slugs(token_client(suite["alpha"], scopes=scopes)[0]) == ["alpha"]
-    assert slugs(token_client(suite["beta"], scopes=("probes:write",))[0]) == ["beta"]
+    assert slugs(token_client(suite["alpha"], scopes=("read",))[0]) == ["alpha"]
+    assert slugs(token_client(suite["beta"], scopes=("read", "probes:write"))[0]) == ["beta"]
+    for scopes in (("results:write",), ("probes:write",)):
+        refused = token_client(suite["alpha"], scopes=scopes)[0].get("/api/v1/projects/")
+        assert refused.status_code == 403 and "'read'" in refused.json()["detail"]
 
 
 # --- results, JUnit, evidence --------------------------------------------------------------------
