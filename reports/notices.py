@@ -27,6 +27,7 @@ from django.utils.translation import gettext as _
 
 from evaluations.models import Membership, TeamRole
 from reports.models import Decision, Notice, NoticeKind, Sheet, SheetStatus, SignOff
+from reports.review import decision_review, latest_sealed
 from reports.selectors import sheet_generators, sheet_is_stale
 from workbench.models import UserPreference
 from workbench.queue import send
@@ -121,10 +122,9 @@ def notices_scan_outdated() -> int:
 
 def notices_scan_review() -> int:
     """Each project's latest sealed revision whose decision is due for review, noticed once."""
-    from reports.review import decision_review, latest_sealed
-
     sealed = (
         Sheet.objects.filter(status=SheetStatus.SEALED, review_noticed_at=None)
+        .defer("snapshot", "snapshot_json")
         .select_related("project")
         .order_by("pk")[:SCAN_BATCH]
     )
@@ -189,8 +189,6 @@ def _body(notice: Notice) -> str:
 def _review_for(notice: Notice) -> object:
     if notice.kind != NoticeKind.REVIEW:
         return None
-    from reports.review import decision_review
-
     return decision_review(notice.sheet.project)
 
 

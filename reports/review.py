@@ -38,8 +38,10 @@ class Review:
 
 
 def latest_sealed(project: Project) -> Sheet | None:
+    # The parsed snapshot is what is read; its canonical text copy (as large) stays behind.
     return (
         Sheet.objects.filter(project=project, status=SheetStatus.SEALED)
+        .defer("snapshot_json")
         .order_by("-revision")
         .first()
     )

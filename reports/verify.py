@@ -13,6 +13,7 @@ from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko.sign.validation.status import SignatureCoverageLevel
 from pyhanko_certvalidator import ValidationContext
 
+from reports.attachments import embedded
 from reports.models import Sheet
 from reports.signing import outside_event_loop
 
@@ -199,8 +200,6 @@ def _read_keywords(reader: PdfFileReader, report: VerifyReport) -> None:
 
 def _read_attachments(data: bytes, report: VerifyReport) -> None:
     """List the embedded files; the attached snapshot must hash to the revision's hash."""
-    from reports.attachments import embedded
-
     try:
         files = embedded(data)
     except Exception as exc:  # a damaged file must give a reason, never a crash

@@ -132,3 +132,24 @@ def test_approve_all_works_once_acknowledged(evaluation) -> None:
     assert sheet.gaps and not sheet.gaps_open and sheet.gaps_acknowledged_by is None
     approve_all(evaluation, sheet)
     assert Sheet.objects.get(pk=sheet.pk).status == "sealing"
+
+
+def test_a_non_member_learns_nothing_and_changes_nothing(evaluation, login) -> None:
+    from rest_framework.test import APIClient
+
+    client, _token, _raw = token_client(evaluation["alpha"])
+    made = client.post("/api/v1/projects/alpha/sheets/", {"language": "en"}, format="json").json()
+    outsider = APIClient()
+    outsider.force_login(evaluation["charlie"])  # administers beta, not alpha
+    answer = outsider.post(
+        f"/api/v1/sheets/{made['id']}/acknowledge/", {"reason": "x"}, format="json"
+    )
+    assert answer.status_code == 404
+    page = login(evaluation["charlie"]).post(
+        reverse(
+            "reports:sheet_acknowledge", kwargs={"slug": "alpha", "revision": made["revision"]}
+        ),
+        {"reason": "x"},
+    )
+    assert page.status_code == 404
+    assert Sheet.objects.get(pk=made["id"]).gaps_open
