@@ -3,6 +3,7 @@ stop the web server and the worker (with its beat) and leave no process behind; 
 kills at once; a process that dies takes the others down and the command exits non-zero."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -58,6 +59,21 @@ def alive(pids: set[int]) -> set[int]:
     return living
 
 
+def ignoring_sigterm(pids: set[int]) -> int:
+    """How many of `pids` have already set SIGTERM to be ignored (SigIgn in /proc): a child
+    signalled before it gets that far would simply die, and the grace would go untested."""
+    count = 0
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        mask = re.search(r"^SigIgn:\s*([0-9a-f]+)", status, re.MULTILINE)
+        if mask and int(mask.group(1), 16) & (1 << (signal.SIGTERM - 1)):
+            count += 1
+    return count
+
+
 def wait_for(condition, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -95,6 +111,7 @@ def test_a_signal_stops_every_child_and_what_they_started(signum: int, tmp_path:
 def test_a_child_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
     runner = supervise([("web server", SLEEPER), ("worker", STUBBORN)], tmp_path, grace_s=1.5)
     wait_for(lambda: len(descendants(runner.pid)) >= 2, 15, "two processes")
+    wait_for(lambda: ignoring_sigterm(descendants(runner.pid)) >= 1, 15, "the stubborn child")
     below = descendants(runner.pid)
     started = time.monotonic()
     runner.send_signal(signal.SIGTERM)
@@ -107,6 +124,7 @@ def test_a_child_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) 
 def test_a_second_signal_kills_at_once(tmp_path: Path) -> None:
     runner = supervise([("web server", STUBBORN), ("worker", STUBBORN)], tmp_path, grace_s=60)
     wait_for(lambda: len(descendants(runner.pid)) >= 2, 15, "two processes")
+    wait_for(lambda: ignoring_sigterm(descendants(runner.pid)) >= 2, 15, "two stubborn children")
     below = descendants(runner.pid)
     runner.send_signal(signal.SIGTERM)
     time.sleep(0.5)
