@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from reports.exports import OUTCOME_ORDER
+from reports.procurement.frozen import frozen_charts
 
 GROUP_LIMIT = 25  # rows of one kind per group of questions before the rest is counted
 RISKS_PER_KIND = 5  # failed must-haves per candidate in the risk register before a count
@@ -218,6 +219,7 @@ def decision_context(snapshot: dict[str, Any]) -> dict[str, Any]:
         "risks": risk_register(snapshot, cards),
         "group_limit": GROUP_LIMIT,
         "areas": _area_table(snapshot),
+        "cost_charts": frozen_charts(snapshot.get("costs")),
     }
 
 

@@ -32,11 +32,13 @@ from poc.models import (
 from poc.probes import present
 from poc.probes import selectors as probe_selectors
 from reports.procurement import selectors as procurement_selectors
+from reports.procurement.frozen import frozen_costs
 
 # 2: questions and product names beside keys; 3: terms, costs, what is to be confirmed;
 # 4: each action's importance and owning team, cells with no result, carried evidence, the
-# recommendation's review-by date and reopening conditions.
-FORMAT = "workbench-sheet/4"
+# recommendation's review-by date and reopening conditions; 5: capacity, the baseline, cost per
+# GPU-hour used, break-even, the tornado's widest inputs, the share of draws each is cheapest.
+FORMAT = "workbench-sheet/5"
 AREAS = ResponsibilityArea.values
 CENT = Decimal("0.01")
 
@@ -167,7 +169,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             _candidate(s, terms[s.candidate.slug], untried[s.candidate.pk]) for s in summaries
         ],
         "to_confirm": _to_confirm(project, chosen),
-        "costs": _costs(project, chosen),
+        "costs": frozen_costs(project, chosen),
         "matrix": {
             "actions": [
                 {
@@ -256,48 +258,6 @@ def _scenario_coverage(
                 ],
             }
             for c in chosen
-        ],
-    }
-
-
-def _costs(project: Project, chosen: list[Candidate]) -> dict[str, Any] | None:
-    """Each chosen candidate's cost over the horizon (reports/procurement/costs.py), to the
-    cent; None while the project has no cost model."""
-    overview = procurement_selectors.cost_overview(project, chosen)
-    if overview.model is None:
-        return None
-    model = overview.model
-
-    def cents(value: Decimal) -> str:
-        return str(value.quantize(CENT))
-
-    def spread(found: Any) -> list[str] | None:
-        return (
-            None if found is None else [cents(found.low), cents(found.expected), cents(found.high)]
-        )
-
-    return {
-        "currency": model.currency,
-        "horizon": model.horizon_years,
-        "discount_rate": None
-        if model.discount_rate_percent is None
-        else str(model.discount_rate_percent.normalize()),
-        "candidates": [
-            {
-                "slug": c.candidate.slug,
-                "candidate": c.candidate.solution.name,
-                "total": spread(c.costs.total),
-                "list_total": cents(c.costs.list_total.expected),
-                "npv": spread(c.npv),
-                "per_gpu_year": spread(c.per_gpu_year),
-                "per_year": [cents(y.expected) for y in c.costs.per_year],
-                "categories": [
-                    {"label": label, "per_year": [cents(y.expected) for y in per_year]}
-                    for label, per_year in c.category_rows
-                ],
-                "missing": list(c.costs.missing),
-            }
-            for c in overview.candidates
         ],
     }
 

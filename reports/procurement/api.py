@@ -18,6 +18,7 @@ from evaluations.models import Project, TeamRole, TokenScope
 from evaluations.selectors import candidates_in_play, project_access
 from reports.procurement import selectors, services
 from reports.procurement.models import Basis
+from reports.procurement.selectors.costs import CandidateCost
 from reports.procurement.terms import TERMS
 
 
@@ -164,12 +165,28 @@ class RangeOutput(serializers.Serializer):
     high = serializers.DecimalField(max_digits=24, decimal_places=2)
 
 
+class BaselineCostOutput(serializers.Serializer):
+    name = serializers.CharField(help_text="What runs today, or doing nothing.")
+    total = RangeOutput()
+    net_present_value = RangeOutput()
+    per_year = RangeOutput(many=True)
+    incomplete = serializers.ListField(child=serializers.CharField())
+
+
 class CandidateCostOutput(serializers.Serializer):
     candidate = serializers.SlugField()
     total = RangeOutput()
     list_total = serializers.DecimalField(max_digits=24, decimal_places=2)
     net_present_value = RangeOutput()
     per_gpu_year = RangeOutput(allow_null=True)
+    per_used_gpu_hour = RangeOutput(allow_null=True, help_text="The total over the GPU-hours used.")
+    against_baseline = RangeOutput(allow_null=True)
+    utilisation_percent = serializers.DecimalField(max_digits=7, decimal_places=4, allow_null=True)
+    gpus_needed = serializers.ListField(
+        child=serializers.DecimalField(max_digits=24, decimal_places=2),
+        allow_null=True,
+        help_text="GPUs the demand needs at the utilisation: year 1 and the last year.",
+    )
     per_year = RangeOutput(many=True)
     incomplete = serializers.ListField(child=serializers.CharField())
 
@@ -180,6 +197,9 @@ class CostsOutput(serializers.Serializer):
     discount_rate_percent = serializers.DecimalField(
         max_digits=7, decimal_places=4, allow_null=True
     )
+    capacity = serializers.CharField(allow_null=True, help_text="owned, cloud or empty.")
+    cheapest = serializers.SlugField(allow_null=True, help_text="At expected figures.")
+    baseline = BaselineCostOutput(allow_null=True)
     candidates = CandidateCostOutput(many=True)
 
 
@@ -191,22 +211,38 @@ class CostsApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = api_project(request, slug)
         overview = selectors.cost_overview(project, candidates_in_play(project, include_all=True))
-        model = overview.model
+        model, baseline = overview.model, overview.baseline
         data = {
             "currency": model.currency if model else None,
             "horizon_years": model.horizon_years if model else None,
             "discount_rate_percent": model.discount_rate_percent if model else None,
-            "candidates": [
-                {
-                    "candidate": c.candidate.slug,
-                    "total": c.costs.total,
-                    "list_total": c.costs.list_total.expected,
-                    "net_present_value": c.npv,
-                    "per_gpu_year": c.per_gpu_year,
-                    "per_year": c.costs.per_year,
-                    "incomplete": c.costs.missing,
-                }
-                for c in overview.candidates
-            ],
+            "capacity": model.capacity if model else None,
+            "cheapest": overview.leader.slug if overview.leader else None,
+            "baseline": None
+            if baseline is None or model is None
+            else {
+                "name": model.baseline_label,
+                "total": baseline.costs.total,
+                "net_present_value": baseline.npv,
+                "per_year": baseline.costs.per_year,
+                "incomplete": baseline.costs.missing,
+            },
+            "candidates": [_candidate_costs(c) for c in overview.candidates],
         }
         return Response(CostsOutput(data).data)
+
+
+def _candidate_costs(c: CandidateCost) -> dict[str, object]:
+    return {
+        "candidate": c.slug,
+        "total": c.costs.total,
+        "list_total": c.costs.list_total.expected,
+        "net_present_value": c.npv,
+        "per_gpu_year": c.per_gpu_year,
+        "per_used_gpu_hour": c.per_used_gpu_hour,
+        "against_baseline": c.versus_baseline,
+        "utilisation_percent": c.utilisation,
+        "gpus_needed": c.gpus_needed,
+        "per_year": c.costs.per_year,
+        "incomplete": c.costs.missing,
+    }

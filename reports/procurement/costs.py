@@ -10,7 +10,7 @@ formula with a worked example that tests/procurement/test_costs.py recomputes.
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from django.utils.translation import gettext as _
 
@@ -113,21 +113,30 @@ class Model:
 
 @dataclass
 class Costs:
-    """A candidate's costs: per category and year (index 0 is year 1), list and contracted."""
+    """A candidate's costs: per category and year (index 0 is year 1), list and contracted;
+    each line's contracted total over the horizon, in the order given."""
 
     years: int
     by_category: dict[str, list[Range]] = field(default_factory=dict)
     list_total: Range = NOTHING
     missing: list[str] = field(default_factory=list)
+    lines: list[tuple[Line, Range]] = field(default_factory=list)
+
+    @cached_property
+    def scaling(self) -> Range:
+        """The part of the total that moves in proportion to the fleet (lines per unit, but a
+        flat fee): break-even sizes read it."""
+        return sum((total for line, total in self.lines if scales(line)), NOTHING)
 
     def year_total(self, year: int) -> Range:
         return sum((rows[year - 1] for rows in self.by_category.values()), NOTHING)
 
-    @property
+    @cached_property
     def per_year(self) -> list[Range]:
+        """Read once the costs are complete (candidate_costs fills them before returning)."""
         return [self.year_total(year) for year in range(1, self.years + 1)]
 
-    @property
+    @cached_property
     def total(self) -> Range:
         return sum(self.per_year, NOTHING)
 
@@ -155,47 +164,131 @@ def _count(fleet: Fleet, unit: str, year: int) -> Decimal:
     return fleet.count(unit, year)
 
 
-def line_cost(line: Line, model: Model, year: int) -> tuple[Range, Range] | str:
-    """What `line` costs in `year`, (list, contracted) in the project's currency; or why it
-    cannot be said (a missing exchange rate, day rate or FTE cost)."""
+def _factors(line: Line, model: Model, year: int) -> tuple[Decimal, Decimal] | str | None:
+    """What one unit of `line`'s amount costs in `year`, (list, contracted), in the project's
+    currency; None outside the line's years; or why it cannot be said."""
     if year not in _years_of(line, model.horizon):
-        return NOTHING, NOTHING
+        return None
     if line.kind == "days":
         rate = model.day_rates.get(line.team)
         if rate is None:
             return _("no day rate for %(team)s") % {"team": line.team_label or line.team or "—"}
-        listed = line.amount.scaled(rate)
-        return listed, listed
+        return rate, rate
     if line.kind == "fte":
         if model.fte_cost is None:
             return _("no loaded cost of one FTE a year")
-        listed = line.amount.scaled(model.fte_cost)
-        return listed, listed
+        return model.fte_cost, model.fte_cost
     rate = model.rate(line.currency)
     if rate is None:
         return _("no exchange rate for %(currency)s") % {"currency": line.currency}
-    count = _count(model.fleet, line.unit, year) if line.kind == "per_unit" else ONE
-    listed = line.amount.scaled(count * rate)
-    return listed, listed.scaled(ONE - line.discount_percent / HUNDRED)
+    listed = _count(model.fleet, line.unit, year) * rate if line.kind == "per_unit" else rate
+    if not line.discount_percent:
+        return listed, listed
+    return listed, listed * (ONE - line.discount_percent / HUNDRED)
+
+
+def line_cost(line: Line, model: Model, year: int) -> tuple[Range, Range] | str:
+    """What `line` costs in `year`, (list, contracted) in the project's currency; or why it
+    cannot be said (a missing exchange rate, day rate or FTE cost)."""
+    found = _factors(line, model, year)
+    if found is None:
+        return NOTHING, NOTHING
+    if isinstance(found, str):
+        return found
+    listed, contracted = found
+    return line.amount.scaled(listed), line.amount.scaled(contracted)
 
 
 def candidate_costs(lines: Iterable[Line], model: Model) -> Costs:
-    """Every line over the horizon, summed per category; what is missing, once each."""
-    costs = Costs(years=model.horizon)
-    listed_total = NOTHING
+    """Every line over the horizon, summed per category; what is missing, once each. Sums run
+    on plain Decimals (lows, expected, highs apart): this is the model's inner loop."""
+    horizon = model.horizon
+    costs = Costs(years=horizon)
+    listed = [ZERO, ZERO, ZERO]
+    sums: dict[str, tuple[list[Decimal], list[Decimal], list[Decimal]]] = {}
     for line in lines:
-        row = costs.by_category.setdefault(line.category, [NOTHING] * model.horizon)
-        for year in range(1, model.horizon + 1):
-            found = line_cost(line, model, year)
+        row = sums.setdefault(line.category, ([ZERO] * horizon, [ZERO] * horizon, [ZERO] * horizon))
+        amounts = (line.amount.low, line.amount.expected, line.amount.high)
+        own = [ZERO, ZERO, ZERO]
+        for year in range(1, horizon + 1):
+            found = _factors(line, model, year)
+            if found is None:
+                continue
             if isinstance(found, str):
                 if found not in costs.missing:
                     costs.missing.append(found)
                 continue
-            listed, contracted = found
-            row[year - 1] = row[year - 1] + contracted
-            listed_total = listed_total + listed
-    costs.list_total = listed_total
+            list_factor, factor = found
+            for i, amount in enumerate(amounts):
+                paid = amount * factor
+                row[i][year - 1] += paid
+                own[i] += paid
+                listed[i] += amount * list_factor
+        costs.lines.append((line, Range(*own)))
+    costs.by_category = {
+        category: [Range(lo, ex, hi) for lo, ex, hi in zip(*row, strict=True)]
+        for category, row in sums.items()
+    }
+    costs.list_total = Range(*listed)
     return costs
+
+
+def scales(line: Line) -> bool:
+    """Whether the line's cost moves in proportion to the fleet."""
+    return line.kind == "per_unit" and line.unit != "flat_per_year"
+
+
+@dataclass(frozen=True)
+class CapacityPrice:
+    """What capacity costs: owned GPUs at `gpu_price` depreciated straight over
+    `depreciation_years`, or cloud GPU-hours at `gpu_hour_price` (project currency)."""
+
+    mode: str
+    gpu_price: Decimal | None = None
+    depreciation_years: int | None = None
+    gpu_hour_price: Decimal | None = None
+
+
+def capacity_line(
+    price: CapacityPrice, utilisation_percent: Decimal | None, who: str
+) -> Line | str:
+    """The GPUs that the demand needs at a candidate's utilisation, as a cost per GPU-hour
+    demanded (docs/costs.md): cloud, the hour's price / u; owned, the GPU's price / (years x
+    8,760 x u). Or why it cannot be said."""
+    if not utilisation_percent or utilisation_percent <= 0:
+        return _("no utilisation for %(who)s") % {"who": who}
+    share = utilisation_percent / HUNDRED
+    if price.mode == "owned":
+        if not price.gpu_price or not price.depreciation_years:
+            return _("no GPU price or depreciation for owned capacity")
+        per_hour = price.gpu_price / (price.depreciation_years * HOURS_PER_YEAR * share)
+    else:
+        if price.gpu_hour_price is None:
+            return _("no GPU-hour price for cloud capacity")
+        per_hour = price.gpu_hour_price / share
+    return Line(
+        "capacity",
+        "per_unit",
+        Range(per_hour, per_hour, per_hour),
+        unit="per_gpu_hour",
+        label=_("GPUs for the demand at %(u)s %% utilisation")
+        % {"u": f"{utilisation_percent.normalize():f}"},
+    )
+
+
+def gpus_needed(fleet: Fleet, utilisation_percent: Decimal, year: int) -> Decimal:
+    """GPUs busy all year that the demand of `year` needs at the utilisation."""
+    return fleet.count("per_gpu_hour", year) / (HOURS_PER_YEAR * utilisation_percent / HUNDRED)
+
+
+def gpu_hours_demanded(fleet: Fleet, horizon: int) -> Decimal:
+    return sum((fleet.count("per_gpu_hour", year) for year in range(1, horizon + 1)), ZERO)
+
+
+def per_used_gpu_hour(costs: Costs, fleet: Fleet) -> Range | None:
+    """The total over the GPU-hours the demand uses over the horizon."""
+    used = gpu_hours_demanded(fleet, costs.years)
+    return costs.total.scaled(ONE / used) if used else None
 
 
 def present_value(per_year: Sequence[Decimal], rate_percent: Decimal | None) -> Decimal:

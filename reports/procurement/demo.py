@@ -35,6 +35,7 @@ DEMO_TERMS: dict[str, list[TermChange]] = {
         TermChange("pricing_unit", "per_gpu", Basis.ESTIMATE),
         TermChange("list_price", {"amount": "4500", "currency": "USD"}, Basis.ESTIMATE),
         TermChange("support_hours", "24x7", Basis.ESTIMATE),
+        TermChange("utilisation_percent", "55", Basis.ESTIMATE),
     ],
     "volcano": [
         TermChange("licence_kind", "open_source", Basis.LIST_PRICE, source=PUBLISHED),
@@ -45,6 +46,7 @@ DEMO_TERMS: dict[str, list[TermChange]] = {
             Basis.ESTIMATE,
         ),
         TermChange("upgrade_cadence_months", "3", Basis.ESTIMATE),
+        TermChange("utilisation_percent", "70", Basis.ESTIMATE),
     ],
     "slurm": [
         TermChange("licence_kind", "open_source", Basis.LIST_PRICE, source=PUBLISHED),
@@ -54,7 +56,9 @@ DEMO_TERMS: dict[str, list[TermChange]] = {
             "Distributed with an OpenSSL linking exception; support is sold separately.",
         ),
         TermChange("upgrade_cadence_months", "9", Basis.ESTIMATE),
+        TermChange("utilisation_percent", "75", Basis.ESTIMATE),
     ],
+    "runai": [TermChange("utilisation_percent", "80", Basis.ESTIMATE)],
 }
 
 
@@ -101,6 +105,11 @@ DEMO_MODEL = ModelData(
     growth_percent=15,
     fte_cost=150000,
     day_rates={"platform": 800, "ops": 700, "architecture": 900},
+    capacity="owned",
+    gpu_price=32000,  # a data-centre GPU's share of its server, illustrative
+    depreciation_years=4,
+    baseline_label="Today: hand-run clusters, no shared scheduler",
+    baseline_utilisation_percent=35,
 )
 
 
@@ -144,6 +153,11 @@ DEMO_LINES: dict[str, list[LineData]] = {
         _line("operations", "fte", "Platform operations", 1, 1, 2),
     ],
 }  # fmt: skip
+BASELINE_LINES = [
+    _line("operations", "fte", "Hand-run cluster operations", 2, 3, 4),
+    _line("other", "per_year", "Idle capacity bought for peaks", 20000, 40000, 80000,
+          currency="USD"),
+]  # fmt: skip
 
 
 @transaction.atomic
@@ -159,4 +173,7 @@ def demo_costs(project: Project) -> int:
         for data in DEMO_LINES[candidate.slug]:
             cost_line_add(candidate=candidate, data=data, actor=actor)
             added += 1
+    for data in BASELINE_LINES:
+        cost_line_add(candidate=None, project=project, data=data, actor=actor)
+        added += 1
     return added

@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from evaluations.models import OWNER_TEAMS
 from reports.procurement.models import (
     Basis,
+    Capacity,
     ChargeCategory,
     CostCategory,
     LineKind,
@@ -184,6 +185,25 @@ class CostModelForm(forms.Form):
     gpu_hours_per_year = forms.CharField(label=_("GPU-hours demanded a year"), required=False)
     growth_percent = forms.CharField(label=_("Growth a year (%)"), required=False)
     fte_cost = forms.CharField(label=_("Loaded cost of one FTE a year"), required=False)
+    capacity = forms.ChoiceField(
+        label=_("Capacity for the demand"),
+        required=False,
+        choices=Capacity.choices,
+        help_text=_(
+            "Counted per candidate: the GPU-hours demanded divided by the utilisation it "
+            "reaches (a term of each candidate) give the GPUs it needs."
+        ),
+    )
+    gpu_price = forms.CharField(label=_("Price of one GPU (owned)"), required=False)
+    depreciation_years = forms.CharField(label=_("Depreciated over (years)"), required=False)
+    gpu_hour_price = forms.CharField(label=_("Price of one GPU-hour (cloud)"), required=False)
+    baseline_label = forms.CharField(
+        label=_("Baseline"),
+        required=False,
+        max_length=200,
+        help_text=_("What runs today, or doing nothing; its cost lines go on the cost page."),
+    )
+    baseline_utilisation_percent = forms.CharField(label=_("Utilisation today (%)"), required=False)
     exchange_rates = forms.CharField(
         label=_("Exchange rates"),
         required=False,

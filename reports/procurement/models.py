@@ -19,6 +19,9 @@ class Basis(models.TextChoices):
     QUOTE = "quote", _("vendor quote")
     LIST_PRICE = "list_price", _("published: list price or public terms")
     ESTIMATE = "estimate", _("our estimate")
+    # A figure the PoC measured (a utilisation, a migration effort), with the run or evidence
+    # it was read from as its reference.
+    MEASURED = "measured", _("measured in the PoC")
     TBC = "tbc", _("to be confirmed")
 
 
@@ -144,6 +147,14 @@ class ChargeCategory(models.TextChoices):
     CREDIT = "Credit", _("credit")
 
 
+class Capacity(models.TextChoices):
+    """How the GPUs a candidate needs are paid for (docs/costs.md, capacity)."""
+
+    NONE = "", _("not counted")
+    OWNED = "owned", _("owned GPUs, depreciated")
+    CLOUD = "cloud", _("cloud GPU-hours")
+
+
 class CostModel(models.Model):
     """A project's frame for costs: currency and exchange rates, horizon, discount rate, the
     fleet and its growth, what people cost (docs/costs.md)."""
@@ -172,6 +183,26 @@ class CostModel(models.Model):
     fte_cost = models.DecimalField(
         _("loaded cost of one FTE a year"), null=True, blank=True, max_digits=18, decimal_places=4
     )
+    # Capacity: demand / a candidate's utilisation gives the GPUs it needs, and their cost.
+    capacity = models.CharField(
+        _("capacity"), max_length=10, choices=Capacity, blank=True, default="", db_default=""
+    )
+    gpu_price = models.DecimalField(
+        _("price of one GPU (owned)"), null=True, blank=True, max_digits=18, decimal_places=4
+    )
+    depreciation_years = models.PositiveSmallIntegerField(
+        _("depreciation (years)"), null=True, blank=True
+    )
+    gpu_hour_price = models.DecimalField(
+        _("price of one GPU-hour (cloud)"), null=True, blank=True, max_digits=18, decimal_places=4
+    )
+    # The baseline: what runs today (or doing nothing), costed by lines without a candidate.
+    baseline_label = models.CharField(
+        _("baseline"), max_length=200, blank=True, default="", db_default=""
+    )
+    baseline_utilisation_percent = models.DecimalField(
+        _("utilisation today (%)"), null=True, blank=True, max_digits=7, decimal_places=4
+    )
     # team -> day rate (a decimal string); currency -> {"rate", "date", "source"}
     day_rates = models.JSONField(default=dict, blank=True)
     exchange_rates = models.JSONField(default=dict, blank=True)
@@ -188,10 +219,13 @@ class CostModel(models.Model):
 
 
 class CostLine(models.Model):
-    """One cost of a candidate, with low / expected / high figures and its basis."""
+    """One cost of a candidate, with low / expected / high figures and its basis; a line
+    without a candidate costs the baseline."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="cost_lines")
+    candidate = models.ForeignKey(
+        Candidate, on_delete=models.CASCADE, related_name="cost_lines", null=True, blank=True
+    )
     category = models.CharField(_("category"), max_length=20, choices=CostCategory)
     kind = models.CharField(_("how it runs"), max_length=20, choices=LineKind)
     label = models.CharField(_("what"), max_length=200)

@@ -39,6 +39,7 @@ class Group(models.TextChoices):
     UPGRADE = "upgrade", gettext_lazy("Upgrades")
     EXIT = "exit", gettext_lazy("Exit plan")
     SECURITY = "security", gettext_lazy("Security obligations")
+    CAPACITY = "capacity", gettext_lazy("Utilisation")
 
 
 class Kind(models.TextChoices):
@@ -183,6 +184,12 @@ TERMS: list[Term] = [
           choices=Sbom),
     _term("versions_policy", Group.SECURITY, Kind.TEXT,
           gettext_lazy("Supported-versions policy")),
+    _term("utilisation_percent", Group.CAPACITY, Kind.DECIMAL,
+          gettext_lazy("GPU utilisation reached"), minimum=Decimal(1), maximum=Decimal(100),
+          unit="%",
+          help=gettext_lazy("The share of provisioned GPU-hours doing work under this "
+                            "candidate: measured in the PoC (name the run), a vendor's claim or "
+                            "our estimate. The demand divided by it gives the GPUs needed.")),
 ]  # fmt: skip
 BY_KEY = {term.key: term for term in TERMS}
 # A candidate whose licence kind is open source has no price to confirm.

@@ -24,6 +24,12 @@ urlpatterns = [
     ),
     path("<slug:slug>/costs/", costs.costs, name="costs"),
     path("<slug:slug>/costs/model/", costs.cost_model_edit, name="cost_model_edit"),
+    path("<slug:slug>/costs/cheapest/", costs.cost_cheapest, name="cost_cheapest"),
+    path(
+        "<slug:slug>/costs/baseline-lines/new/",
+        costs.cost_line_add,
+        name="baseline_line_add",
+    ),
     path(
         "<slug:slug>/costs/<slug:candidate_slug>/lines/new/",
         costs.cost_line_add,

@@ -6,8 +6,15 @@ import pytest
 from rest_framework.test import APIClient
 
 from evaluations.services import membership_set
-from reports.procurement.models import TermEntry
-from reports.procurement.services import LineData, ModelData, cost_line_add, cost_model_save
+from reports.procurement.models import Basis, TermEntry
+from reports.procurement.services import (
+    LineData,
+    ModelData,
+    TermChange,
+    cost_line_add,
+    cost_model_save,
+    terms_record,
+)
 from tests.factories import UserFactory
 from tests.poc.api_helpers import token_client
 
@@ -103,6 +110,9 @@ def test_costs_read_the_model(personas) -> None:
         "currency": None,
         "horizon_years": None,
         "discount_rate_percent": None,
+        "capacity": None,
+        "cheapest": None,
+        "baseline": None,
         "candidates": [],
     }
     cost_model_save(project=personas["alpha"], data=ModelData(horizon_years=2), actor=None)
@@ -114,3 +124,44 @@ def test_costs_read_the_model(personas) -> None:
     (volcano,) = client.get("/api/v1/projects/alpha/costs/").json()["candidates"]
     assert volcano["total"] == {"low": "0.00", "expected": "0.00", "high": "0.00"}
     assert volcano["incomplete"] == ["no exchange rate for GBP"]
+    assert volcano["against_baseline"] is None and volcano["per_used_gpu_hour"] is None
+
+
+def test_costs_read_capacity_and_the_baseline(personas) -> None:
+    """The continued example of docs/costs.md over the API: volcano is candidate B."""
+    client, _token, _raw = token_client(personas["alpha"], scopes=("read",))
+    cost_model_save(
+        project=personas["alpha"],
+        data=ModelData(
+            horizon_years=3, gpus=64, nodes=8, growth_percent=10, gpu_hours_per_year=336384,
+            fte_cost=150000, capacity="owned", gpu_price=32000, depreciation_years=4,
+            baseline_label="Today", baseline_utilisation_percent=35,
+        ),
+        actor=None,
+    )  # fmt: skip
+    cost_line_add(
+        candidate=None,
+        project=personas["alpha"],
+        data=LineData("operations", "fte", "Hand-run operations", 2, 3, 4),
+        actor=None,
+    )
+    for data in (
+        LineData("support", "per_year", "Support", 40000, 60000, 90000, currency="USD"),
+        LineData("operations", "fte", "Operations", 1, 2, 3),
+    ):
+        cost_line_add(candidate=personas["volcano"], data=data, actor=None)
+    terms_record(
+        candidate=personas["volcano"],
+        changes=[TermChange("utilisation_percent", "75", Basis.ESTIMATE)],
+        actor=None,
+    )
+    found = client.get("/api/v1/projects/alpha/costs/").json()
+    assert found["capacity"] == "owned" and found["cheapest"] == "volcano"
+    assert found["baseline"]["name"] == "Today"
+    assert found["baseline"]["total"]["expected"] == "4255234.29"
+    (volcano,) = found["candidates"]
+    assert volcano["total"]["expected"] == "2435776.00"
+    assert volcano["against_baseline"]["expected"] == "-1819458.29"
+    assert volcano["per_used_gpu_hour"]["expected"] == "2.19"
+    assert volcano["gpus_needed"] == ["51.20", "61.95"]
+    assert volcano["utilisation_percent"] == "75.0000"

@@ -89,6 +89,20 @@ def test_procurement_sets_the_model_and_the_page_adds_it_up(personas, buyer, log
         ),
         ("exchange_rates", "USD 1 2026-01-01 own", "USD is the project"),
         ("day_rate_ops", "lots", "Day rate of ops needs a number, not lots"),
+        (
+            "capacity",
+            "owned",
+            "Owned capacity needs the price of one GPU and the years it is depreciated over.",
+        ),
+        ("capacity", "cloud", "Cloud capacity needs the price of one GPU-hour."),
+        ("capacity", "rented", "Select a valid choice"),
+        ("depreciation_years", "0", "The depreciation must be between 1 and 15, not 0"),
+        ("gpu_hour_price", "-2", "The price of one GPU-hour must be between 0 and"),
+        (
+            "baseline_utilisation_percent",
+            "150",
+            "The utilisation today must be between 1 and 100, not 150",
+        ),
     ],
 )
 def test_a_bad_model_is_refused_naming_the_field(

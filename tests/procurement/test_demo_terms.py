@@ -28,6 +28,9 @@ def test_the_demo_has_terms_once(client) -> None:
     assert "Apache-2.0 AND LicenseRef-NVIDIA-Software-License" in terms and "$4,500.00" in terms
     costs = client.get(reverse("procurement:costs", kwargs={"slug": "demo"})).content.decode()
     assert "GPU software subscription" in costs and "incomplete" not in costs
-    assert CostLine.objects.filter(project__slug="demo").count() == 10
+    assert CostLine.objects.filter(project__slug="demo").count() == 12
+    # The demo counts capacity and reads every candidate against its baseline.
+    assert CostLine.objects.filter(project__slug="demo", candidate=None).count() == 2
+    assert "Against the baseline" in costs and "GPUs needed" in costs
     listed = client.get(reverse("procurement:to_confirm", kwargs={"slug": "demo"})).content.decode()
     assert "Asked the vendor for the severity-1 response time" in listed

@@ -93,6 +93,17 @@ def full_project(evaluation: dict[str, Any]) -> dict[str, Any]:
         secrets={"ssh_password": "s3cret"},
         actor=evaluation["alice"],
     )
+    from reports.procurement.services import LineData, ModelData, cost_line_add, cost_model_save
+
+    cost_model_save(
+        project=alpha, data=ModelData(baseline_label="today", fte_cost=1000), actor=None
+    )
+    cost_line_add(
+        candidate=None,
+        project=alpha,
+        data=LineData("operations", "fte", "Hand-run operations", 2, 3, 4),
+        actor=None,
+    )
     sheet = rendered(evaluation)
     approve_all(evaluation, sheet)
     from reports import services
@@ -111,6 +122,8 @@ def _lose_everything() -> None:
 
 
 def test_a_project_comes_back_whole(full_project: dict[str, Any]) -> None:
+    from reports.procurement.models import CostLine, CostModel
+
     alpha = full_project["alpha"]
     history = _history(alpha)
     events = list(
@@ -156,6 +169,10 @@ def test_a_project_comes_back_whole(full_project: dict[str, Any]) -> None:
     check = verify_pdf(data)
     assert check.valid, check.problems
     assert check.matches_sealed_file is True and sheet.sealed_sha256 == sealed_sha
+    # The baseline's cost lines (no candidate) come back with the project.
+    (baseline,) = CostLine.objects.filter(project=restored)
+    assert baseline.candidate is None and baseline.expected == 3
+    assert CostModel.objects.get(project=restored).baseline_label == "today"
     # Cluster credentials do not travel; the cluster and its hosts do.
     (cluster,) = Cluster.objects.filter(project=restored)
     assert cluster.secrets == "" and cluster.hosts == "10.0.0.5"

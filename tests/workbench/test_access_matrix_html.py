@@ -41,6 +41,7 @@ WRITER_FORMS = {
     "procurement:confirmation_edit",
     "procurement:cost_model_edit",
     "procurement:cost_line_add",
+    "procurement:baseline_line_add",
 }
 # Pages that only show something: a POST is answered as a GET (200) and writes nothing.
 READ_ONLY_PAGES = {
@@ -67,6 +68,7 @@ READ_ONLY_PAGES = {
     "procurement:term_history",
     "procurement:to_confirm",
     "procurement:costs",
+    "procurement:cost_cheapest",
     "reports:progress",
     "reports:sheet_pdf",
     "reports:export",

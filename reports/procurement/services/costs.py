@@ -16,6 +16,7 @@ from evaluations.models import OWNER_TEAMS, Candidate, Project
 from evaluations.services import event_record, scope_edit_guard
 from reports.procurement.models import (
     Basis,
+    Capacity,
     ChargeCategory,
     CostCategory,
     CostLine,
@@ -31,6 +32,7 @@ MONEY_KINDS = {LineKind.PER_UNIT, LineKind.PER_YEAR, LineKind.ONE_OFF}
 MAX_YEARS = 10
 MAX_RATE = Decimal(1000000)
 MAX_COUNT = Decimal(10_000_000)
+HUNDRED = Decimal(100)
 
 
 def bounded(value: object, label: str, low: Decimal, high: Decimal) -> Decimal:
@@ -94,6 +96,12 @@ class ModelData:
     fte_cost: object = None
     day_rates: object = None  # {team: amount}
     exchange_rates: object = None  # {currency: {"rate", "date", "source"}}
+    capacity: str = ""
+    gpu_price: object = None
+    depreciation_years: object = None
+    gpu_hour_price: object = None
+    baseline_label: str = ""
+    baseline_utilisation_percent: object = None
 
 
 def _day_rates(raw: object) -> dict[str, str]:
@@ -177,6 +185,43 @@ def _model_fields(data: ModelData) -> dict[str, object]:
         "fte_cost": _optional(data.fte_cost, _("The cost of one FTE"), zero, Decimal(10**8)),
         "day_rates": _day_rates(data.day_rates),
         "exchange_rates": _exchange_rates(data.exchange_rates, currency),
+        **_capacity_fields(data),
+    }
+
+
+def _capacity_fields(data: ModelData) -> dict[str, object]:
+    """How capacity is paid for, with the price that mode needs, and the baseline."""
+    mode = data.capacity or ""
+    if mode not in Capacity.values:
+        raise ValidationError(
+            _("%(value)s is not a way to pay for capacity (owned or cloud).") % {"value": mode}
+        )
+    zero = Decimal(0)
+    price = _optional(data.gpu_price, _("The price of one GPU"), zero, MAX_AMOUNT)
+    years = (
+        None
+        if data.depreciation_years in (None, "")
+        else _whole(data.depreciation_years, _("The depreciation"), 1, 15)
+    )
+    hour = _optional(data.gpu_hour_price, _("The price of one GPU-hour"), zero, Decimal(100000))
+    if mode == Capacity.OWNED and (not price or years is None):
+        raise ValidationError(
+            _("Owned capacity needs the price of one GPU and the years it is depreciated over.")
+        )
+    if mode == Capacity.CLOUD and hour is None:
+        raise ValidationError(_("Cloud capacity needs the price of one GPU-hour."))
+    label = (data.baseline_label or "").strip()
+    if len(label) > 200:
+        raise ValidationError(_("Name the baseline in up to 200 characters."))
+    return {
+        "capacity": mode,
+        "gpu_price": price,
+        "depreciation_years": years,
+        "gpu_hour_price": hour,
+        "baseline_label": label,
+        "baseline_utilisation_percent": _optional(
+            data.baseline_utilisation_percent, _("The utilisation today"), Decimal(1), HUNDRED
+        ),
     }
 
 
@@ -284,6 +329,10 @@ def _line_figures(data: LineData) -> dict[str, object]:
     }
 
 
+def _owner(line: CostLine) -> str:
+    return line.candidate.slug if line.candidate else "baseline"
+
+
 def _logged_line(line: CostLine) -> dict[str, str]:
     return {
         "category": line.category,
@@ -294,9 +343,18 @@ def _logged_line(line: CostLine) -> dict[str, str]:
 
 
 @transaction.atomic
-def cost_line_add(*, candidate: Candidate, data: LineData, actor: User | None) -> CostLine:
-    """Add a cost line to a candidate; refused, naming what is wrong, before anything is
-    written."""
+def cost_line_add(
+    *,
+    candidate: Candidate | None,
+    data: LineData,
+    actor: User | None,
+    project: Project | None = None,
+) -> CostLine:
+    """Add a cost line to a candidate, or to the baseline of `project` (no candidate); refused,
+    naming what is wrong, before anything is written."""
+    if candidate is not None:
+        project = candidate.project
+    assert project is not None, "a baseline line needs its project"
     fields = {**_line_kind(data), **_line_figures(data)}
     basis = basis_fields(
         _("The line %(label)s") % {"label": fields["label"]},
@@ -304,19 +362,19 @@ def cost_line_add(*, candidate: Candidate, data: LineData, actor: User | None) -
         TermChange("", None, data.basis, data.reference, data.source, data.valid_until),
         timezone.localdate(),
     )
-    scope_edit_guard(candidate.project_id)
+    scope_edit_guard(project.pk)
     line = CostLine.objects.create(
-        project_id=candidate.project_id,
+        project=project,
         candidate=candidate,
         created_by=stored_user(actor),
         **fields,  # type: ignore[arg-type]
         **basis,  # type: ignore[arg-type]
     )
     event_record(
-        project=candidate.project,
+        project=project,
         actor=actor,
         verb="costs.line_added",
-        subject=f"{candidate.slug} · {line.label}",
+        subject=f"{_owner(line)} · {line.label}",
         after=_logged_line(line),
     )
     return line
@@ -326,10 +384,10 @@ def cost_line_add(*, candidate: Candidate, data: LineData, actor: User | None) -
 def cost_line_remove(*, line: CostLine, actor: User | None) -> None:
     scope_edit_guard(line.project_id)
     event_record(
-        project=line.candidate.project,
+        project=line.project,
         actor=actor,
         verb="costs.line_removed",
-        subject=f"{line.candidate.slug} · {line.label}",
+        subject=f"{_owner(line)} · {line.label}",
         before=_logged_line(line),
     )
     line.delete()

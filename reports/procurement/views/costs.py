@@ -14,10 +14,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
-from evaluations.models import Candidate
-from reports.procurement import selectors, services
+from evaluations.models import Candidate, Project
+from reports.procurement import analysis, selectors, services
 from reports.procurement.forms import CostLineForm, CostModelForm, cost_model_initial
 from reports.procurement.models import CostLine, CostModel
+from reports.procurement.views import cost_charts
 from reports.procurement.views.common import candidates_shown, editor_access
 from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
@@ -34,18 +35,34 @@ def costs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     detailed = [
         c
         for c in overview.candidates
-        if len(overview.candidates) <= DETAILS_INLINE or c.candidate.slug == opened
+        if len(overview.candidates) <= DETAILS_INLINE or c.slug == opened
     ]
+    currency = overview.model.currency if overview.model else ""
     context = {
         "access": access,
         "project": access.project,
         "tab": "costs",
         "overview": overview,
-        "detailed": detailed,
+        "detailed": [(c, cost_charts.candidate_charts(c, currency)) for c in detailed],
         "folded": len(detailed) < len(overview.candidates),
+        "cumulative": cost_charts.cumulative_chart(overview) if overview.model else None,
+        "turning": [
+            (c, s) for c in overview.candidates for s in c.swings or [] if s.changes_ranking
+        ],
         "can_edit": selectors.can_edit_terms(access),
     }
     return render(request, "procurement/costs.html", context)
+
+
+@login_required
+def cost_cheapest(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """How likely each candidate is to be the cheapest (sampled; loaded after the page)."""
+    access = evaluation_selectors.project_access(request.user, slug)
+    overview = selectors.cost_overview(access.project, candidates_shown(access.project, request))
+    shares = analysis.cheapest_shares([c.costs for c in overview.candidates])
+    rows = sorted(zip(overview.candidates, shares, strict=True), key=lambda row: -row[1])
+    context = {"overview": overview, "rows": rows, "samples": analysis.SAMPLES}
+    return render(request, "procurement/_cheapest.html", context)
 
 
 @login_required
@@ -79,14 +96,18 @@ def _model_saved(request: AuthedHttpRequest, form: CostModelForm, project: objec
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def cost_line_add(request: AuthedHttpRequest, slug: str, candidate_slug: str) -> HttpResponse:
+def cost_line_add(
+    request: AuthedHttpRequest, slug: str, candidate_slug: str | None = None
+) -> HttpResponse:
+    """A line of a candidate, or of the baseline (no candidate in the address)."""
     access = editor_access(request, slug)
-    candidate = selectors.candidate_in_project(access.project, candidate_slug)
+    candidate = (
+        selectors.candidate_in_project(access.project, candidate_slug) if candidate_slug else None
+    )
     form = CostLineForm(request.POST or None)
-    if request.method == "POST" and _line_saved(request, form, candidate):
-        return redirect(
-            reverse("procurement:costs", kwargs={"slug": slug}) + f"#c-{candidate.slug}"
-        )
+    if request.method == "POST" and _line_saved(request, form, candidate, access.project):
+        anchor = candidate.slug if candidate else "baseline"
+        return redirect(reverse("procurement:costs", kwargs={"slug": slug}) + f"#c-{anchor}")
     context = {
         "access": access,
         "project": access.project,
@@ -99,12 +120,17 @@ def cost_line_add(request: AuthedHttpRequest, slug: str, candidate_slug: str) ->
     )
 
 
-def _line_saved(request: AuthedHttpRequest, form: CostLineForm, candidate: Candidate) -> bool:
+def _line_saved(
+    request: AuthedHttpRequest, form: CostLineForm, candidate: Candidate | None, project: Project
+) -> bool:
     if not form.is_valid():
         return False
     try:
         services.cost_line_add(
-            candidate=candidate, data=services.LineData(**form.cleaned_data), actor=request.user
+            candidate=candidate,
+            project=project,
+            data=services.LineData(**form.cleaned_data),
+            actor=request.user,
         )
     except ValidationError as exc:
         form_add_service_error(form, exc)
@@ -131,5 +157,6 @@ def cost_line_remove(request: AuthedHttpRequest, slug: str, line_id: int) -> Htt
     else:
         messages.success(request, _("Cost line removed."))
     return redirect(
-        reverse("procurement:costs", kwargs={"slug": slug}) + f"#c-{line.candidate.slug}"
+        reverse("procurement:costs", kwargs={"slug": slug})
+        + f"#c-{line.candidate.slug if line.candidate else 'baseline'}"
     )

@@ -1,0 +1,155 @@
+"""The cost page compares: capacity from each candidate's utilisation, the baseline costed by
+its own lines, each candidate against it, break-even against the cheapest, the inputs that
+change the ranking, the charts, and how likely each candidate is the cheapest; the sealed
+sheet prints the same in the sheet's language."""
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from evaluations.models import ProjectEvent
+from evaluations.services import membership_set
+from reports.procurement.models import Basis, CostLine
+from reports.procurement.services import (
+    LineData,
+    ModelData,
+    TermChange,
+    cost_line_add,
+    cost_model_save,
+    terms_record,
+)
+from tests.factories import CandidateFactory, UserFactory
+from tests.reports.helpers import rendered
+
+pytestmark = pytest.mark.django_db
+
+BASELINE_LINE = {
+    "category": "operations", "label": "Hand-run operations", "kind": "fte", "low": "2",
+    "expected": "3", "high": "4", "first_year": "1", "charge_category": "Purchase",
+    "basis": "estimate",
+}  # fmt: skip
+
+
+def _url(name: str, **kwargs: object) -> str:
+    return reverse(f"procurement:{name}", kwargs={"slug": "alpha", **kwargs})
+
+
+@pytest.fixture
+def compared(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """docs/costs.md's continued example, B as volcano and A as runai (no implementation
+    days: A's PoC effort has no day rate, so its total says it misses one)."""
+    alpha = evaluation["alpha"]
+    buyer = UserFactory(username="erin")
+    membership_set(project=alpha, user=buyer, role="procurement", actor=None)
+    cost_model_save(
+        project=alpha,
+        data=ModelData(
+            currency="USD", horizon_years=3, gpus=64, nodes=8, growth_percent=10,
+            gpu_hours_per_year=336384, fte_cost=150000, capacity="owned", gpu_price=32000,
+            depreciation_years=4, baseline_label="Today's clusters",
+            baseline_utilisation_percent=35,
+        ),
+        actor=None,
+    )  # fmt: skip
+    volcano = evaluation["volcano"]
+    for data in (
+        LineData("support", "per_year", "Third-party support", 40000, 60000, 90000, "USD"),
+        LineData("operations", "fte", "Scheduler operations", 1, 2, 3),
+    ):
+        cost_line_add(candidate=volcano, data=data, actor=None)
+    terms_record(
+        candidate=volcano,
+        changes=[TermChange("utilisation_percent", "75", Basis.MEASURED, "PoC run 12")],
+        actor=None,
+    )
+    # A second candidate, with a subscription but no utilisation recorded yet.
+    runai = CandidateFactory(project=alpha, solution_key="runai")
+    cost_line_add(
+        candidate=runai,
+        data=LineData(
+            "licence", "per_unit", "Subscription", 4000, 4500, 5000, "USD", unit="per_gpu",
+            discount_percent=20,
+        ),
+        actor=None,
+    )  # fmt: skip
+    return {**evaluation, "buyer": buyer, "runai": runai}
+
+
+def test_the_page_compares_with_the_baseline_and_charts_it(compared, login) -> None:
+    client = login(compared["buyer"])
+    added = client.post(_url("baseline_line_add"), BASELINE_LINE)
+    assert added.status_code == 302 and added.url.endswith("#c-baseline")
+    line = CostLine.objects.get(candidate=None)
+    assert line.project == compared["alpha"]
+    event = ProjectEvent.objects.filter(verb="costs.line_added").latest("pk")
+    assert event.subject == "baseline · Hand-run operations"
+    page = client.get(_url("costs")).content.decode()
+    assert "Today&#x27;s clusters" in page or "Today's clusters" in page
+    # Volcano: 51.2 GPUs in year 1, 61.952 in year 3; 2,435,776 in all; the baseline 4,255,234.
+    assert "$2,435,776" in page and "$4,255,234" in page and "−$1,819,458" in page
+    assert re.search(r">51 – 62 <span[^>]*>\(75 %, measured in the PoC\)", page)
+    assert "$2.19" in page  # per GPU-hour used
+    # A candidate without a utilisation says so rather than costing no GPUs.
+    assert "no utilisation for Run:ai" in page
+    # Charts: the cumulative one and, per candidate with figures, its years and tornado.
+    assert page.count("<svg") >= 3 and "Cumulative cost over the years" in page
+    assert "Break-even fleet size" in page
+    assert "<script" not in page.split('id="comparing"')[1].split("</section>")[0]
+    cheapest = client.get(_url("cost_cheapest")).content.decode()
+    row = r"<td>([^<]+?)(?: <span[^>]*>[^<]*</span>)?</td><td class=\"num\">(\d+) %"
+    shares = dict(re.findall(row, cheapest))
+    assert sum(map(int, shares.values())) in (99, 100, 101) and len(shares) >= 2
+
+
+def test_who_may_cost_the_baseline(compared, login) -> None:
+    answer = login(compared["dave"]).post(_url("baseline_line_add"), BASELINE_LINE)
+    assert answer.status_code == 403
+    refused = login(compared["buyer"]).post(
+        _url("baseline_line_add"), {**BASELINE_LINE, "low": "5"}
+    )
+    assert refused.status_code == 422
+    assert "The figures must run low ≤ expected ≤ high." in refused.content.decode()
+    assert not CostLine.objects.filter(candidate=None).exists()
+    # Removing a baseline line is recorded too.
+    client = login(compared["buyer"])
+    client.post(_url("baseline_line_add"), BASELINE_LINE)
+    line = CostLine.objects.get(candidate=None)
+    removed = client.post(_url("cost_line_remove", line_id=line.pk))
+    assert removed.status_code == 302 and removed.url.endswith("#c-baseline")
+    assert ProjectEvent.objects.get(verb="costs.line_removed").subject.startswith("baseline · ")
+
+
+def _text(sheet: Any) -> str:
+    return subprocess.run(
+        ["pdftotext", "-layout", str(Path(sheet.pdf.path)), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_the_sheet_freezes_and_prints_the_comparison(compared) -> None:
+    cost_line_add(
+        candidate=None,
+        project=compared["alpha"],
+        data=LineData("operations", "fte", "Hand-run operations", 2, 3, 4),
+        actor=None,
+    )
+    sheet = rendered(compared)
+    costs = sheet.snapshot["costs"]
+    assert costs["baseline"]["label"] == "Today's clusters"
+    assert costs["baseline"]["total"][1] == "4255234.29"
+    frozen = {c["slug"]: c for c in costs["candidates"]}
+    assert frozen["volcano"]["versus_baseline"][1] == "-1819458.29"
+    assert frozen["volcano"]["gpus_needed"] == ["51.20", "61.95"]
+    assert sum(c["cheapest_share"] for c in costs["candidates"]) == pytest.approx(1, abs=0.01)
+    text = _text(sheet)
+    assert "Against the" in text and "−$1,819,458" in text and "$2.19" in text
+    assert "Baseline: Today's clusters." in text and "Cheapest in" in text
+    assert "utilisation 75" in text
+    chinese = _text(rendered(compared, language="zh-hans"))
+    assert "基线" in chinese and "最便宜的概率" in chinese
