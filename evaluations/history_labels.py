@@ -45,6 +45,7 @@ VERB_LABELS = {
     "costs.model_changed": _("changed the cost model"),
     "costs.line_added": _("added a cost line"),
     "costs.line_removed": _("removed a cost line"),
+    "costs.lines_imported": _("imported cost lines"),
     "token.created": _("created an API token"),
     "token.revoked": _("revoked an API token"),
     "cluster.registered": _("registered a cluster"),

@@ -123,7 +123,8 @@ def _costs_by_slug(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def readiness(snapshot: dict[str, Any]) -> list[str]:
     """What the review still lacks at this revision, in words (empty when it is ready):
     actions with no result, a required kind of scenario untried, responsibility areas nobody
-    holds, costs that are incomplete or absent, open "to be confirmed" items."""
+    holds, costs that are incomplete or absent or rest on lines still to be confirmed, open "to
+    be confirmed" items."""
     gaps: list[str] = []
     for c in snapshot["candidates"]:
         untried = c.get("untried", 0)
@@ -166,6 +167,16 @@ def readiness(snapshot: dict[str, Any]) -> list[str]:
             gaps.append(
                 _("%(name)s: cost incomplete (%(what)s)")
                 % {"name": c["candidate"], "what": "; ".join(c["missing"])}
+            )
+        waiting = (c.get("unconfirmed") or [0])[0]
+        if waiting:
+            gaps.append(
+                ngettext(
+                    "%(name)s: %(n)s cost line still to be confirmed",
+                    "%(name)s: %(n)s cost lines still to be confirmed",
+                    waiting,
+                )
+                % {"name": c["candidate"], "n": waiting}
             )
     open_items = len(snapshot.get("to_confirm") or [])
     if open_items:

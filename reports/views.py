@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone, translation
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -18,7 +19,7 @@ from evaluations import selectors as evaluation_selectors
 from evaluations import services as evaluation_services
 from evaluations.models import Project, TeamRole
 from evaluations.selectors import ProjectAccess
-from reports import exports, selectors, services, signing
+from reports import cost_exports, exports, selectors, services, signing
 from reports.forms import (
     AcknowledgeForm,
     RecommendationForm,
@@ -354,10 +355,33 @@ def verify(request: AuthedHttpRequest) -> HttpResponse:
 def export(request: AuthedHttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
     """A table of the project's current data."""
     access = evaluation_selectors.project_access(request.user, slug)
-    if table not in exports.TABLES or fmt not in ("csv", "xlsx"):
+    if fmt not in ("csv", "xlsx") or (table == "costs-focus" and fmt != "csv"):
         raise Http404
-    snapshot = selectors.current_snapshot(access.project, get_language() or "en")
-    return _export_response(exports.table_rows(snapshot, table), f"{slug}-{table}", fmt, table)
+    if table == "costs":
+        rows = cost_exports.people_rows(access.project)
+    elif table == "costs-focus":
+        return _focus_response(access.project, request.GET.get("start"), slug)
+    elif table in exports.TABLES:
+        snapshot = selectors.current_snapshot(access.project, get_language() or "en")
+        rows = exports.table_rows(snapshot, table)
+    else:
+        raise Http404
+    return _export_response(rows, f"{slug}-{table}", fmt, table)
+
+
+def _focus_response(project: Project, start: str | None, slug: str) -> HttpResponse:
+    """The cost lines with FOCUS columns, in English whatever the reader's language."""
+    try:
+        first = cost_exports.start_of(start, timezone.localdate())
+    except cost_exports.BadStart:
+        return HttpResponse(
+            _("start must be a date, YYYY-MM-DD (the first day of the horizon)."),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    with translation.override("en"):
+        rows = cost_exports.focus_rows(project, first)
+    return _export_response(rows, f"{slug}-costs-focus", "csv", "costs-focus")
 
 
 @login_required

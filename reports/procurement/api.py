@@ -110,7 +110,7 @@ class TermsRecordedOutput(serializers.Serializer):
     candidate = CandidateTermsOutput()
 
 
-def _editor_project(request: Request, slug: str) -> Project:
+def editor_project(request: Request, slug: str) -> Project:
     project = api_project(request, slug, scope=TokenScope.COSTS_WRITE)
     if request_token(request) is None:
         access = project_access(request.user, slug)
@@ -127,7 +127,7 @@ class CandidateTermsApi(APIView):
 
     @extend_schema(request=TermsInput, responses={200: TermsRecordedOutput})
     def post(self, request: Request, slug: str, candidate_slug: str) -> Response:
-        project = _editor_project(request, slug)
+        project = editor_project(request, slug)
         candidate = (
             project.candidates.filter(slug=candidate_slug).select_related("solution").first()
         )

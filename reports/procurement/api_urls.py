@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from reports.procurement import api
+from reports.procurement import api, api_costs
 
 urlpatterns = [
     path("projects/<slug:slug>/terms/", api.TermsApi.as_view(), name="api_terms"),
@@ -12,4 +12,19 @@ urlpatterns = [
         name="api_candidate_terms",
     ),
     path("projects/<slug:slug>/costs/", api.CostsApi.as_view(), name="api_costs"),
+    path(
+        "projects/<slug:slug>/costs/model/",
+        api_costs.CostModelApi.as_view(),
+        name="api_cost_model",
+    ),
+    path(
+        "projects/<slug:slug>/costs/lines/",
+        api_costs.CostLinesApi.as_view(),
+        name="api_cost_lines",
+    ),
+    path(
+        "projects/<slug:slug>/costs/lines/<int:line_id>/",
+        api_costs.CostLineApi.as_view(),
+        name="api_cost_line",
+    ),
 ]

@@ -93,6 +93,7 @@ class Line:
     until: int | None = None
     label: str = ""
     team_label: str = ""  # how the team is named in a reason
+    unconfirmed: bool = False  # its basis is "to be confirmed", or its quote has expired
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,12 @@ class Costs:
     list_total: Range = NOTHING
     missing: list[str] = field(default_factory=list)
     lines: list[tuple[Line, Range]] = field(default_factory=list)
+
+    @cached_property
+    def unconfirmed(self) -> tuple[int, Decimal]:
+        """How many lines still wait for a basis, and what they add to the expected total."""
+        waiting = [total.expected for line, total in self.lines if line.unconfirmed]
+        return len(waiting), sum(waiting, ZERO)
 
     @cached_property
     def scaling(self) -> Range:

@@ -287,3 +287,13 @@ class CostLineForm(forms.Form):
     reference = forms.CharField(label=_("Quote or document reference"), required=False)
     source = forms.CharField(label=_("Where it was read"), required=False)
     valid_until = forms.DateField(label=_("Quote valid until"), required=False, widget=DATE_INPUT)
+
+
+class CostLinesImportForm(forms.Form):
+    file = forms.FileField(
+        label=_("CSV or XLSX file"),
+        help_text=_(
+            "One cost line per row, with the template's columns; candidate is a candidate's "
+            "key, or baseline."
+        ),
+    )

@@ -43,6 +43,7 @@ def _figures(c: CandidateCost) -> dict[str, Any]:
         "gpus_needed": [str(n.quantize(CENT)) for n in c.gpus_needed] if c.gpus_needed else None,
         "utilisation": None if c.utilisation is None else f"{c.utilisation.normalize():f}",
         "missing": list(c.costs.missing),
+        "unconfirmed": [c.costs.unconfirmed[0], cents(c.costs.unconfirmed[1])],
     }
 
 

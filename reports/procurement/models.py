@@ -260,6 +260,15 @@ class CostLine(models.Model):
     def __str__(self) -> str:
         return f"{self.candidate_id} {self.label}"
 
+    def quote_expired(self, today: date) -> bool:
+        return (
+            self.basis == Basis.QUOTE and self.valid_until is not None and self.valid_until < today
+        )
+
+    def unconfirmed(self, today: date) -> bool:
+        """Still to be confirmed: no basis yet, or a quote that has expired."""
+        return self.basis == Basis.TBC or self.quote_expired(today)
+
     @property
     def unit_label(self) -> str:
         from reports.procurement.terms import PricingUnit

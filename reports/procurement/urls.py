@@ -25,6 +25,12 @@ urlpatterns = [
     path("<slug:slug>/costs/", costs.costs, name="costs"),
     path("<slug:slug>/costs/model/", costs.cost_model_edit, name="cost_model_edit"),
     path("<slug:slug>/costs/cheapest/", costs.cost_cheapest, name="cost_cheapest"),
+    path("<slug:slug>/costs/import/", costs.cost_lines_import, name="cost_lines_import"),
+    path(
+        "<slug:slug>/costs/import/template.csv",
+        costs.cost_lines_template,
+        name="cost_lines_template",
+    ),
     path(
         "<slug:slug>/costs/baseline-lines/new/",
         costs.cost_line_add,

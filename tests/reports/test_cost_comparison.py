@@ -153,3 +153,19 @@ def test_the_sheet_freezes_and_prints_the_comparison(compared) -> None:
     assert "utilisation 75" in text
     chinese = _text(rendered(compared, language="zh-hans"))
     assert "基线" in chinese and "最便宜的概率" in chinese
+
+
+def test_a_total_resting_on_unconfirmed_lines_says_so(compared, login) -> None:
+    """Volcano's lines have no basis yet: the page, the frozen costs, the readiness and the
+    first page all say how much of the total waits for confirmation."""
+    page = login(compared["buyer"]).get(_url("costs")).content.decode()
+    # Support 180,000 and operations 900,000 over three years; capacity is derived.
+    assert "rests on 2 lines to be confirmed ($1,080,000)" in page
+    sheet = rendered(compared)
+    (volcano,) = [c for c in sheet.snapshot["costs"]["candidates"] if c["slug"] == "volcano"]
+    assert volcano["unconfirmed"] == [2, "1080000.00"]
+    assert "Volcano: 2 cost lines still to be confirmed" in sheet.gaps
+    flat = subprocess.run(
+        ["pdftotext", str(Path(sheet.pdf.path)), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "rests on 2 lines to be confirmed ($1,080,000)" in re.sub(r"\s+", " ", flat)

@@ -42,6 +42,7 @@ WRITER_FORMS = {
     "procurement:cost_model_edit",
     "procurement:cost_line_add",
     "procurement:baseline_line_add",
+    "procurement:cost_lines_import",
 }
 # Pages that only show something: a POST is answered as a GET (200) and writes nothing.
 READ_ONLY_PAGES = {
@@ -69,6 +70,7 @@ READ_ONLY_PAGES = {
     "procurement:to_confirm",
     "procurement:costs",
     "procurement:cost_cheapest",
+    "procurement:cost_lines_template",
     "reports:progress",
     "reports:sheet_pdf",
     "reports:export",

@@ -4,9 +4,11 @@ implementation days) run through reports/procurement/costs.py, in a fixed number
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 
 from django.db.models import Q, Sum
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from evaluations.models import Candidate, Project, TeamRole
@@ -42,7 +44,7 @@ def model_of(row: CostModel) -> arithmetic.Model:
     )
 
 
-def line_of(row: CostLine) -> arithmetic.Line:
+def line_of(row: CostLine, today: date | None = None) -> arithmetic.Line:
     return arithmetic.Line(
         category=row.category,
         kind=row.kind,
@@ -55,6 +57,7 @@ def line_of(row: CostLine) -> arithmetic.Line:
         year=row.first_year,
         until=row.last_year,
         label=row.label,
+        unconfirmed=row.unconfirmed(today or timezone.localdate()),
     )
 
 
@@ -172,7 +175,10 @@ def _costed(
                 arithmetic.gpus_needed(model.fleet, utilisation, year)
                 for year in (1, model.horizon)
             ]
-    computed = arithmetic.candidate_costs([*map(line_of, lines), *derived], model)
+    today = timezone.localdate()
+    computed = arithmetic.candidate_costs(
+        [*(line_of(row, today) for row in lines), *derived], model
+    )
     computed.missing.extend(m for m in missing if m not in computed.missing)
     return computed, needed
 
@@ -249,6 +255,7 @@ def cost_overview(project: Project, candidates: Sequence[Candidate]) -> CostOver
     for line in CostLine.objects.filter(
         Q(candidate__in=chosen) | Q(project=project, candidate__isnull=True)
     ).order_by("category", "pk"):
+        setattr(line, "expired_quote", line.quote_expired(timezone.localdate()))  # noqa: B010
         lines[line.candidate_id].append(line)
     effort = integration_days(chosen)
     measured = utilisations(chosen) if row.capacity else {}

@@ -8,6 +8,7 @@ from reports.procurement.services.costs import (
     cost_line_remove,
     cost_model_save,
 )
+from reports.procurement.services.line_imports import cost_lines_import
 from reports.procurement.services.terms import (
     MAX_REASON,
     TermChange,
@@ -23,6 +24,7 @@ __all__ = [
     "confirmation_set",
     "cost_line_add",
     "cost_line_remove",
+    "cost_lines_import",
     "cost_model_save",
     "terms_record",
 ]

@@ -329,6 +329,17 @@ def _line_figures(data: LineData) -> dict[str, object]:
     }
 
 
+def line_fields(data: LineData) -> dict[str, object]:
+    """Every stored field of a cost line, checked; ValidationError names the first problem."""
+    fields = {**_line_kind(data), **_line_figures(data)}
+    return fields | basis_fields(
+        _("The line %(label)s") % {"label": fields["label"]},
+        fields["expected"],
+        TermChange("", None, data.basis, data.reference, data.source, data.valid_until),
+        timezone.localdate(),
+    )
+
+
 def _owner(line: CostLine) -> str:
     return line.candidate.slug if line.candidate else "baseline"
 
@@ -355,20 +366,13 @@ def cost_line_add(
     if candidate is not None:
         project = candidate.project
     assert project is not None, "a baseline line needs its project"
-    fields = {**_line_kind(data), **_line_figures(data)}
-    basis = basis_fields(
-        _("The line %(label)s") % {"label": fields["label"]},
-        fields["expected"],
-        TermChange("", None, data.basis, data.reference, data.source, data.valid_until),
-        timezone.localdate(),
-    )
+    fields = line_fields(data)
     scope_edit_guard(project.pk)
     line = CostLine.objects.create(
         project=project,
         candidate=candidate,
         created_by=stored_user(actor),
         **fields,  # type: ignore[arg-type]
-        **basis,  # type: ignore[arg-type]
     )
     event_record(
         project=project,

@@ -15,8 +15,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import Candidate, Project
-from reports.procurement import analysis, selectors, services
-from reports.procurement.forms import CostLineForm, CostModelForm, cost_model_initial
+from reports.procurement import analysis, lines_io, selectors, services
+from reports.procurement.forms import (
+    CostLineForm,
+    CostLinesImportForm,
+    CostModelForm,
+    cost_model_initial,
+)
 from reports.procurement.models import CostLine, CostModel
 from reports.procurement.views import cost_charts
 from reports.procurement.views.common import candidates_shown, editor_access
@@ -160,3 +165,46 @@ def cost_line_remove(request: AuthedHttpRequest, slug: str, line_id: int) -> Htt
         reverse("procurement:costs", kwargs={"slug": slug})
         + f"#c-{line.candidate.slug if line.candidate else 'baseline'}"
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cost_lines_import(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """Cost lines from a CSV or XLSX file: every row checked, all added or none."""
+    access = editor_access(request, slug)
+    form = CostLinesImportForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            rows = lines_io.read(upload.read(), upload.name)
+            added = services.cost_lines_import(
+                project=access.project, rows=rows, actor=request.user
+            )
+        except lines_io.Unreadable as exc:
+            problems = [str(exc)]
+        except ValidationError as exc:
+            problems = exc.messages
+        else:
+            messages.success(request, _("%(n)s cost lines added.") % {"n": added})
+            return redirect(reverse("procurement:costs", kwargs={"slug": slug}))
+    context = {
+        "access": access,
+        "project": access.project,
+        "tab": "costs",
+        "form": form,
+        "problems": problems,
+        "columns": lines_io.COLUMNS,
+    }
+    failed = bool(form.errors or problems)
+    return render(
+        request, "procurement/cost_lines_import.html", context, status=422 if failed else 200
+    )
+
+
+@login_required
+def cost_lines_template(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    evaluation_selectors.project_access(request.user, slug)
+    response = HttpResponse(lines_io.template_csv(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="cost-lines.csv"'
+    return response
