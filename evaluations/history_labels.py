@@ -46,6 +46,7 @@ VERB_LABELS = {
     "costs.line_added": _("added a cost line"),
     "costs.line_removed": _("removed a cost line"),
     "costs.lines_imported": _("imported cost lines"),
+    "compatibility.claimed": _("stated a compatibility claim"),
     "token.created": _("created an API token"),
     "token.revoked": _("revoked an API token"),
     "cluster.registered": _("registered a cluster"),

@@ -65,6 +65,7 @@ def snapshot_changes(old: dict[str, Any], new: dict[str, Any]) -> Changes:
     _candidates(old["candidates"], new["candidates"], changes)
     _evidence(old["evidence"], new["evidence"], changes)
     _costs(old.get("costs"), new.get("costs"), changes)
+    _compatibility(old.get("compatibility"), new.get("compatibility"), changes)
     return Changes(shown=changes[:LIMIT], total=len(changes))
 
 
@@ -231,6 +232,34 @@ def _costs(old: dict | None, new: dict | None, out: list[Change]) -> None:
                     f"{slug}: {total}",
                     before.get(slug, "—"),
                     after.get(slug, "—"),
+                )
+            )
+
+
+def _compatibility(old: list | None, new: list | None, out: list[Change]) -> None:
+    """Each combination's strongest status (a new claim that changes nothing is not listed)."""
+
+    def statuses(frozen: list | None) -> dict[tuple[str, str], str]:
+        found = {}
+        for m in frozen or []:
+            for row in m["rows"]:
+                parts = " · ".join(
+                    row[name]
+                    for name in ("gpu_model", "driver", "cuda", "runtime", "platform", "scheduler")
+                    if row.get(name)
+                )
+                found[(m["slug"], parts)] = row["status"]
+        return found
+
+    before, after = statuses(old), statuses(new)
+    for slug, parts in sorted(before.keys() | after.keys()):
+        if before.get((slug, parts)) != after.get((slug, parts)):
+            out.append(
+                Change(
+                    _("Support and compatibility"),
+                    f"{slug}: {parts}",
+                    before.get((slug, parts), "—"),
+                    after.get((slug, parts), "—"),
                 )
             )
 

@@ -33,11 +33,13 @@ from poc.probes import present
 from poc.probes import selectors as probe_selectors
 from reports.procurement import selectors as procurement_selectors
 from reports.procurement.frozen import frozen_costs
+from reports.procurement.selectors.compatibility import frozen_matrix
 
 # 2: questions and product names beside keys; 3: terms, costs, what is to be confirmed;
 # 4: each action's importance and owning team, cells with no result, carried evidence, the
 # recommendation's review-by date and reopening conditions; 5: capacity, the baseline, cost per
-# GPU-hour used, break-even, the tornado's widest inputs, the share of draws each is cheapest.
+# GPU-hour used, break-even, the tornado's widest inputs, the share of draws each is cheapest,
+# lines still to be confirmed, the support and compatibility matrix.
 FORMAT = "workbench-sheet/5"
 AREAS = ResponsibilityArea.values
 CENT = Decimal("0.01")
@@ -170,6 +172,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
         ],
         "to_confirm": _to_confirm(project, chosen),
         "costs": frozen_costs(project, chosen),
+        "compatibility": frozen_matrix(project, chosen),
         "matrix": {
             "actions": [
                 {

@@ -431,6 +431,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SheetStatusEnum": "reports.models.SheetStatus",
         "ProbeStatusEnum": "poc.probes.models.ProbeStatus",
+        "SupportStatusEnum": "reports.procurement.models.Support",
     },
 }
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from reports.procurement import api, api_costs
+from reports.procurement import api, api_compatibility, api_costs
 
 urlpatterns = [
     path("projects/<slug:slug>/terms/", api.TermsApi.as_view(), name="api_terms"),
@@ -12,6 +12,16 @@ urlpatterns = [
         name="api_candidate_terms",
     ),
     path("projects/<slug:slug>/costs/", api.CostsApi.as_view(), name="api_costs"),
+    path(
+        "projects/<slug:slug>/compatibility/",
+        api_compatibility.CompatibilityApi.as_view(),
+        name="api_compatibility",
+    ),
+    path(
+        "projects/<slug:slug>/compatibility/claims/",
+        api_compatibility.CompatibilityClaimsApi.as_view(),
+        name="api_compatibility_claims",
+    ),
     path(
         "projects/<slug:slug>/costs/model/",
         api_costs.CostModelApi.as_view(),

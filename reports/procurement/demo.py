@@ -13,7 +13,9 @@ from reports.procurement.models import Basis, CostModel, TermEntry
 from reports.procurement.services import (
     LineData,
     ModelData,
+    Stack,
     TermChange,
+    compatibility_claim,
     confirmation_set,
     cost_line_add,
     cost_model_save,
@@ -80,6 +82,13 @@ def demo_terms(project: Project) -> int:
         )
     gpu_operator = Candidate.objects.filter(project=project, slug="k8s-gpu-operator").first()
     if gpu_operator is not None:
+        compatibility_claim(
+            candidate=gpu_operator,
+            stack=Stack("NVIDIA H100 80GB HBM3", "550.90.07", "12.4", platform="Kubernetes 1.30"),
+            status="vendor",
+            reference="Published platform support matrix (illustrative demo entry)",
+            actor=actor,
+        )
         confirmation_set(
             candidate=gpu_operator,
             subject="term:sev1_response_hours",

@@ -16,6 +16,7 @@ from reports.procurement.models import (
     ChargeCategory,
     CostCategory,
     LineKind,
+    Support,
     TermEntry,
 )
 from reports.procurement.services import MAX_REASON, TermChange
@@ -297,3 +298,28 @@ class CostLinesImportForm(forms.Form):
             "key, or baseline."
         ),
     )
+
+
+class ClaimForm(forms.Form):
+    """A claim about one combination of a candidate."""
+
+    candidate = forms.ChoiceField(label=_("Candidate"))
+    gpu_model = forms.CharField(label=_("GPU model"), required=False, max_length=120)
+    driver = forms.CharField(label=_("Driver"), required=False, max_length=120)
+    cuda = forms.CharField(label=_("CUDA"), required=False, max_length=120)
+    runtime = forms.CharField(label=_("Container runtime"), required=False, max_length=120)
+    platform = forms.CharField(label=_("Kubernetes or OS version"), required=False, max_length=120)
+    scheduler = forms.CharField(label=_("Scheduler version"), required=False, max_length=120)
+    status = forms.ChoiceField(
+        label=_("Status"),
+        choices=[(s.value, s.label) for s in (Support.VENDOR, Support.FAILED, Support.TBC)],
+        help_text=_("Verified is read from probe runs on the candidate's cluster, never typed."),
+    )
+    reference = forms.CharField(label=_("Document or reference"), required=False, max_length=300)
+    note = forms.CharField(
+        label=_("Note"), required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+    def __init__(self, *args: object, candidates: list[tuple[str, str]], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["candidate"].choices = candidates  # type: ignore[attr-defined]

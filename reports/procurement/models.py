@@ -278,3 +278,66 @@ class CostLine(models.Model):
     @property
     def team_label(self) -> str:
         return str(TeamRole(self.team).label) if self.team in TeamRole.values else ""
+
+
+class Support(models.TextChoices):
+    """How far a combination is known to work, strongest first where claims disagree."""
+
+    FAILED = "failed", _("failed")
+    VERIFIED = "verified", _("verified in the PoC")
+    VENDOR = "vendor", _("vendor claim")
+    TBC = "tbc", _("to be confirmed")
+
+
+# The order in which one claim outweighs another (docs/costs.md, compatibility).
+SUPPORT_STRENGTH: list[str] = [Support.FAILED, Support.VERIFIED, Support.VENDOR, Support.TBC]
+
+
+class Combination(models.Model):
+    """A stack a candidate must run on: each part as written (blank: not part of it)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="combinations")
+    gpu_model = models.CharField(_("GPU model"), max_length=120, blank=True)
+    driver = models.CharField(_("driver"), max_length=120, blank=True)
+    cuda = models.CharField(_("CUDA"), max_length=120, blank=True)
+    runtime = models.CharField(_("container runtime"), max_length=120, blank=True)
+    platform = models.CharField(_("Kubernetes or OS version"), max_length=120, blank=True)
+    scheduler = models.CharField(_("scheduler version"), max_length=120, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["candidate", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["candidate", "gpu_model", "driver", "cuda", "runtime", "platform",
+                        "scheduler"],
+                name="combination_unique",
+            )
+        ]  # fmt: skip
+        verbose_name = _("combination")
+
+    def __str__(self) -> str:
+        return " · ".join(p for p in (self.gpu_model, self.driver, self.cuda) if p)
+
+
+class CompatibilityClaim(models.Model):
+    """One statement about a combination, kept with every other one: a vendor's document, a
+    failure seen outside the probes, or the question still open. What probe runs saw is read
+    from the runs themselves (poc/probes/combinations.py), never typed."""
+
+    combination = models.ForeignKey(Combination, on_delete=models.CASCADE, related_name="claims")
+    status = models.CharField(_("status"), max_length=20, choices=Support)
+    reference = models.CharField(_("document or reference"), max_length=300, blank=True)
+    note = models.TextField(_("note"), blank=True)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-recorded_at", "-pk"]
+        verbose_name = _("compatibility claim")
+
+    def __str__(self) -> str:
+        return f"{self.combination_id} {self.status}"

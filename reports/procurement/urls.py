@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reports.procurement.views import costs, terms
+from reports.procurement.views import compatibility, costs, terms
 
 app_name = "procurement"
 
@@ -21,6 +21,12 @@ urlpatterns = [
         "<slug:slug>/to-confirm/<slug:candidate_slug>/<slug:key>/",
         terms.confirmation_edit,
         name="confirmation_edit",
+    ),
+    path("<slug:slug>/compatibility/", compatibility.compatibility, name="compatibility"),
+    path(
+        "<slug:slug>/compatibility/claim/",
+        compatibility.compatibility_claim,
+        name="compatibility_claim",
     ),
     path("<slug:slug>/costs/", costs.costs, name="costs"),
     path("<slug:slug>/costs/model/", costs.cost_model_edit, name="cost_model_edit"),

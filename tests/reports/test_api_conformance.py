@@ -245,6 +245,20 @@ def test_every_documented_answer_matches_a_real_one(evaluation, openapi) -> None
     ).json()  # fmt: skip
     assert added == {"added": 2}
     call("/api/v1/projects/{slug}/costs/", "get", "/api/v1/projects/alpha/costs/", 200)
+    call(
+        "/api/v1/projects/{slug}/compatibility/claims/",
+        "post",
+        "/api/v1/projects/alpha/compatibility/claims/",
+        201,
+        data={"candidate": "volcano", "gpu_model": "NVIDIA H200", "status": "tbc"},
+        format="json",
+    )
+    call(
+        "/api/v1/projects/{slug}/compatibility/",
+        "get",
+        "/api/v1/projects/alpha/compatibility/",
+        200,
+    )
     from reports.procurement.models import CostLine
 
     removed = CostLine.objects.filter(candidate=None).get()

@@ -43,6 +43,7 @@ WRITER_FORMS = {
     "procurement:cost_line_add",
     "procurement:baseline_line_add",
     "procurement:cost_lines_import",
+    "procurement:compatibility_claim",
 }
 # Pages that only show something: a POST is answered as a GET (200) and writes nothing.
 READ_ONLY_PAGES = {
@@ -71,6 +72,7 @@ READ_ONLY_PAGES = {
     "procurement:costs",
     "procurement:cost_cheapest",
     "procurement:cost_lines_template",
+    "procurement:compatibility",
     "reports:progress",
     "reports:sheet_pdf",
     "reports:export",

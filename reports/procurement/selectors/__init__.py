@@ -1,6 +1,11 @@
 """Reads of procurement: terms, their history and what is still to be confirmed (`terms`);
 the cost model run over each candidate's lines (`costs`)."""
 
+from reports.procurement.selectors.compatibility import (
+    CandidateMatrix,
+    can_edit_matrix,
+    compatibility_matrix,
+)
 from reports.procurement.selectors.costs import (
     CandidateCost,
     CostOverview,
@@ -32,6 +37,9 @@ from reports.procurement.selectors.terms import (
 
 __all__ = [
     "CandidateCost",
+    "CandidateMatrix",
+    "can_edit_matrix",
+    "compatibility_matrix",
     "CostOverview",
     "OpenItem",
     "TERM_EDITORS",

@@ -1,6 +1,7 @@
 """Every write of procurement: terms and their chase (`terms`), the cost model and cost lines
 (`costs`)."""
 
+from reports.procurement.services.compatibility import Stack, compatibility_claim
 from reports.procurement.services.costs import (
     LineData,
     ModelData,
@@ -20,6 +21,8 @@ __all__ = [
     "MAX_REASON",
     "LineData",
     "ModelData",
+    "Stack",
+    "compatibility_claim",
     "TermChange",
     "confirmation_set",
     "cost_line_add",
