@@ -5,9 +5,12 @@ from django.utils.translation import gettext_lazy as _
 
 from evaluations.models import OWNER_TEAMS, Dimension, Scenario, TokenScope
 from poc.models import (
+    Delivery,
     Outcome,
     Party,
 )
+
+DELIVERY_CHOICES = [("", "—"), *Delivery.choices]
 
 
 class ResultForm(forms.Form):
@@ -34,6 +37,17 @@ class ResultForm(forms.Form):
         min_value=Decimal("0"),
         max_digits=7,
         decimal_places=1,
+    )
+    integration_delivery = forms.ChoiceField(
+        label=_("Kind of delivery"),
+        required=False,
+        choices=DELIVERY_CHOICES,
+        help_text=_("Left empty, the cell's previous integration need gives it."),
+    )
+    integration_delivered_by = forms.CharField(
+        label=_("Delivered by (the vendor, our team, a named third party)"),
+        required=False,
+        max_length=200,
     )
     note = forms.CharField(
         label=_("Note (Markdown)"), required=False, widget=forms.Textarea(attrs={"rows": 3})
@@ -93,6 +107,9 @@ class MatrixFilterForm(forms.Form):
 
 class ResponsibilityForm(forms.Form):
     party = forms.ChoiceField(label=_("Party"), choices=Party.choices)
+    delivery = forms.ChoiceField(
+        label=_("Kind of delivery"), choices=DELIVERY_CHOICES, required=False
+    )
     person = forms.CharField(label=_("Named person"), max_length=200)
     escalation = forms.CharField(label=_("Escalation"), max_length=300, required=False)
     note = forms.CharField(

@@ -24,6 +24,7 @@ from evaluations.models import (
 )
 from poc import selectors as poc_selectors
 from poc.models import (
+    Delivery,
     Evidence,
     Outcome,
     ResponsibilityArea,
@@ -32,6 +33,7 @@ from poc.models import (
 from poc.probes import present
 from poc.probes import selectors as probe_selectors
 from reports.procurement import selectors as procurement_selectors
+from reports.procurement.delivery import day_rates, delivery_split
 from reports.procurement.frozen import frozen_costs
 from reports.procurement.selectors.compatibility import frozen_matrix
 
@@ -128,6 +130,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
     for c, _a in outcomes:
         tried[c] += 1
     untried = {pk: len(actions) - count for pk, count in tried.items()}
+    rates = day_rates(project)
     product_names = {c.slug: c.solution.name for c in chosen}
     return {
         "format": FORMAT,
@@ -168,7 +171,8 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
         },
         "scenario_coverage": _scenario_coverage(actions, chosen, outcomes),
         "candidates": [
-            _candidate(s, terms[s.candidate.slug], untried[s.candidate.pk]) for s in summaries
+            _candidate(s, terms[s.candidate.slug], untried[s.candidate.pk], rates)
+            for s in summaries
         ],
         "to_confirm": _to_confirm(project, chosen),
         "costs": frozen_costs(project, chosen),
@@ -297,7 +301,10 @@ def _probe_facts(project: Project, chosen: list[Candidate]) -> list[dict[str, An
 
 
 def _candidate(
-    summary: poc_selectors.CandidateSummary, terms: list[Any], untried: int
+    summary: poc_selectors.CandidateSummary,
+    terms: list[Any],
+    untried: int,
+    rates: dict[str, Decimal],
 ) -> dict[str, Any]:
     c = summary.candidate
     return {
@@ -326,15 +333,21 @@ def _candidate(
                 "what": cell.result.integration_what,
                 "owner_team": _label(TeamRole, cell.result.integration_owner_team),
                 "effort_days": str(cell.result.integration_effort_days or Decimal(0)),
+                "delivery": _label(Delivery, cell.result.integration_delivery),
+                "delivered_by": cell.result.integration_delivered_by,
             }
             for cell in summary.needs_integration
         ],
+        "delivery": delivery_split(
+            summary.needs_integration, summary.responsibilities.values(), rates
+        ),
         "integration_total_days": str(summary.integration_effort),
         "effort_by_team": _effort_by_team(summary),
         "responsibilities": [
             {
                 "area": str(r.get_area_display()),
                 "party": str(r.get_party_display()),
+                "delivery": _label(Delivery, r.delivery),
                 "person": r.person,
                 "escalation": r.escalation,
             }

@@ -4,6 +4,7 @@ evidence (clusters, probe runs) is its own app: poc.probes."""
 from poc.models.results import (
     AppendOnlyError,
     Change,
+    Delivery,
     Evidence,
     EvidenceKind,
     Outcome,
@@ -23,6 +24,7 @@ __all__ = [
     "outcome_detail_problems",
     "AppendOnlyError",
     "Change",
+    "Delivery",
     "Evidence",
     "EvidenceKind",
     "Outcome",

@@ -39,6 +39,28 @@ class AppendOnlyError(Exception):
     """Results are never changed or deleted: record a new one instead."""
 
 
+class Delivery(models.TextChoices):
+    """What kind of work delivers an integration need or a responsibility area, as procurement
+    documents separate them."""
+
+    PRODUCT = "product", _("product capability")
+    CUSTOM = "custom", _("custom development")
+    SERVICE = "service", _("implementation service")
+    THIRD_PARTY = "third_party", _("third-party component")
+
+
+def delivery_field() -> models.CharField:
+    """The kind of delivery of an integration need or a responsibility area (blank: not said)."""
+    return models.CharField(
+        _("kind of delivery"),
+        max_length=20,
+        choices=Delivery,
+        blank=True,
+        default="",
+        db_default="",
+    )
+
+
 class Result(models.Model):
     """One recorded outcome of one acceptance action on one candidate. Rows are never changed:
     a new recording adds a row, and ResultCell points at the latest one of each cell."""
@@ -64,6 +86,12 @@ class Result(models.Model):
         null=True,
         blank=True,
         validators=[MinValueValidator(Decimal("0"))],
+    )
+    # Who delivers the integration: the kind of work, and the party by name (the vendor, our
+    # team, a named third party). Carried to the cell's next result unless it changes them.
+    integration_delivery = delivery_field()
+    integration_delivered_by = models.CharField(
+        _("delivered by"), max_length=200, blank=True, default="", db_default=""
     )
     note = models.TextField(_("note (Markdown)"), blank=True)
     change_reason = models.TextField(_("reason for the change"), blank=True)
@@ -262,6 +290,7 @@ class Responsibility(models.Model):
     )
     area = models.CharField(_("area"), max_length=30, choices=ResponsibilityArea)
     party = models.CharField(_("party"), max_length=20, choices=Party)
+    delivery = delivery_field()
     person = models.CharField(_("named person"), max_length=200)
     escalation = models.CharField(_("escalation"), max_length=300, blank=True)
     note = models.TextField(_("note"), blank=True)

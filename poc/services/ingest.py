@@ -16,6 +16,7 @@ from evaluations.models import OWNER_TEAMS, AcceptanceAction, ActionKeyRename, A
 from evaluations.services import event_record
 from poc import junit
 from poc.models import (
+    Delivery,
     Evidence,
     EvidenceKind,
     Outcome,
@@ -28,6 +29,7 @@ from poc.models import (
 )
 from poc.services.carry import evidence_carry
 from poc.services.cells import lock_cells
+from poc.services.results import carried_delivery
 from workbench.bulk import bulk_insert
 from workbench.people import stored_user
 from workbench.storage import StoredFile
@@ -39,6 +41,7 @@ MAX_TEXT = 20_000
 MAX_EVIDENCE_URLS = 20
 OWNER_VALUES = {value for value, _label in OWNER_TEAMS}
 OUTCOMES = frozenset(Outcome.values)
+DELIVERIES = frozenset(Delivery.values)
 # The API's names for the result fields the outcome rule names.
 API_FIELD_NAMES = {
     "failure_cause": "failure_cause",
@@ -85,12 +88,43 @@ class ResultRow:
     integration_what: str = ""
     integration_owner_team: str = ""
     integration_effort_days: Decimal | None = None
+    integration_delivery: str = ""
+    integration_delivered_by: str = ""
     evidence_urls: list[str] = field(default_factory=list)
     evidence_files: list[StoredFile] = field(default_factory=list)
     # The result replaces the evidence a person recorded on the cell (poc.services.carry).
     supersedes_evidence: bool = False
     candidate_slug: str = ""
     action_key: str = ""
+
+
+def _carried_delivery(
+    rows: list[ResultRow], previous_ids: list[int | None]
+) -> list[tuple[str, str]]:
+    """Who delivers each row's integration need: as posted, or as the cell's previous result
+    said (poc.services.results.carried_delivery), read in one query."""
+    wanted = {
+        pid
+        for row, pid in zip(rows, previous_ids, strict=True)
+        if pid
+        and row.outcome == Outcome.NEEDS_INTEGRATION
+        and not (row.integration_delivery or row.integration_delivered_by)
+    }
+    earlier = {
+        r.pk: r
+        for r in Result.objects.filter(pk__in=wanted).only(
+            "outcome", "integration_delivery", "integration_delivered_by"
+        )
+    }
+    return [
+        carried_delivery(
+            row.outcome,
+            row.integration_delivery,
+            row.integration_delivered_by,
+            earlier.get(pid) if pid else None,
+        )
+        for row, pid in zip(rows, previous_ids, strict=True)
+    ]
 
 
 def _text(raw: JSONObject, name: str, problems: dict[str, str]) -> str:
@@ -156,10 +190,12 @@ def validate_rows(
         note = _text(raw, "note", problems)
         failure_cause = _text(raw, "failure_cause", problems)
         integration = raw.get("integration") or {}
-        what = owner = ""
+        what = owner = delivery = delivered_by = ""
         effort: Decimal | None = None
         if not isinstance(integration, dict):
-            problems["integration"] = "must be an object with what, owner_team, effort_days"
+            problems["integration"] = (
+                "must be an object with what, owner_team, effort_days (and delivery, delivered_by)"
+            )
         elif outcome == Outcome.NEEDS_INTEGRATION:
             what = _text(integration, "what", problems)
             given_owner = integration.get("owner_team") or ""
@@ -170,6 +206,16 @@ def validate_rows(
                     f"{str(given_owner)[:60]!r} is not one of {', '.join(sorted(OWNER_VALUES))}"
                 )
             effort = _effort(integration.get("effort_days"), problems)
+            given_delivery = integration.get("delivery") or ""
+            if isinstance(given_delivery, str) and given_delivery in DELIVERIES:
+                delivery = given_delivery
+            elif given_delivery:
+                problems["integration.delivery"] = (
+                    f"{str(given_delivery)[:60]!r} is not one of {', '.join(Delivery.values)}"
+                )
+            delivered_by = _text(integration, "delivered_by", problems)
+            if len(delivered_by) > 200:
+                problems["integration.delivered_by"] = "at most 200 characters"
         if isinstance(outcome, str) and isinstance(integration, dict):
             # What the outcome requires, by the rule the model applies (bulk inserts skip it).
             lacking = outcome_detail_problems(
@@ -210,6 +256,8 @@ def validate_rows(
                 integration_what=what,
                 integration_owner_team=owner,
                 integration_effort_days=effort,
+                integration_delivery=str(delivery),
+                integration_delivered_by=delivered_by,
                 evidence_urls=[url for url in urls if isinstance(url, str)],
                 supersedes_evidence=supersedes is True,
                 candidate_slug=candidate.slug,
@@ -298,6 +346,7 @@ def results_ingest(
         # A later row for the same cell compares with this one; its previous result stays the
         # last one stored before this post (ids are known only after the insert).
         latest[key] = (row.outcome, previous_id)  # type: ignore[assignment]
+    delivered = _carried_delivery(rows, previous_ids)
     now = timezone.now()
     record = RunImport.objects.create(
         run=run_row,
@@ -318,6 +367,8 @@ def results_ingest(
             "integration_what": [r.integration_what for r in rows],
             "integration_owner_team": [r.integration_owner_team for r in rows],
             "integration_effort_days": [r.integration_effort_days for r in rows],
+            "integration_delivery": [d for d, _by in delivered],
+            "integration_delivered_by": [by for _d, by in delivered],
             "note": [r.note for r in rows],
             "previous": previous_ids,
             "change": kinds,

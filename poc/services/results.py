@@ -20,6 +20,7 @@ from evaluations.models import AcceptanceAction, Candidate
 from evaluations.services import event_record
 from evaluations.services.freeze import scope_edit_guard
 from poc.models import (
+    Delivery,
     Evidence,
     EvidenceKind,
     Outcome,
@@ -46,6 +47,8 @@ def result_record(
     integration_what: str = "",
     integration_owner_team: str = "",
     integration_effort_days: Decimal | None = None,
+    integration_delivery: str = "",
+    integration_delivered_by: str = "",
     change_reason: str = "",
     source: str = Source.MANUAL,
     run_reference: str = "",
@@ -81,11 +84,16 @@ def result_record(
                 % {"outcome": previous.get_outcome_display()}
             }
         )
+    delivery, delivered_by = carried_delivery(
+        outcome, integration_delivery, integration_delivered_by.strip(), previous
+    )
     result = Result(
         project_id=candidate.project_id,
         candidate=candidate,
         action=action,
         outcome=outcome,
+        integration_delivery=delivery,
+        integration_delivered_by=delivered_by[:200],
         failure_cause=failure_cause.strip() if outcome == Outcome.FAILED else "",
         integration_what=integration_what.strip() if outcome == Outcome.NEEDS_INTEGRATION else "",
         integration_owner_team=(
@@ -131,6 +139,26 @@ def result_record(
         },
     )
     return result
+
+
+def carried_delivery(
+    outcome: str, delivery: str, delivered_by: str, previous: Result | None
+) -> tuple[str, str]:
+    """Who delivers an integration need: as given, or else as the cell's previous result said
+    when it needed integration too. Only a needs-integration result has one."""
+    if outcome != Outcome.NEEDS_INTEGRATION:
+        return "", ""
+    if delivery and delivery not in Delivery.values:
+        raise ValidationError(
+            {
+                "integration_delivery": _("%(value)s is not a kind of delivery (one of %(all)s).")
+                % {"value": delivery, "all": ", ".join(Delivery.values)}
+            }
+        )
+    given = delivery or delivered_by
+    if not given and previous is not None and previous.outcome == Outcome.NEEDS_INTEGRATION:
+        return previous.integration_delivery, previous.integration_delivered_by
+    return delivery, delivered_by
 
 
 # --- evidence ----------------------------------------------------------------------------
@@ -253,6 +281,8 @@ class ResultFields(TypedDict, total=False):
     integration_what: str
     integration_owner_team: str
     integration_effort_days: Decimal | None
+    integration_delivery: str
+    integration_delivered_by: str
     change_reason: str
 
 
@@ -321,7 +351,7 @@ def evidence_attach_link(*, result: Result, url: str, name: str, actor: User | N
 
 # --- responsibilities ----------------------------------------------------------------------
 
-RESPONSIBILITY_FIELDS = ("party", "person", "escalation", "note")
+RESPONSIBILITY_FIELDS = ("party", "delivery", "person", "escalation", "note")
 
 
 @transaction.atomic
@@ -334,6 +364,7 @@ def responsibility_set(
     actor: User | None,
     escalation: str = "",
     note: str = "",
+    delivery: str = "",
 ) -> Responsibility:
     """Assign one area of long-term responsibility for a candidate to a party and a person."""
     scope_edit_guard(candidate.project_id)
@@ -341,7 +372,7 @@ def responsibility_set(
     before = {f: getattr(row, f) for f in RESPONSIBILITY_FIELDS} if row else None
     if row is None:
         row = Responsibility(project_id=candidate.project_id, candidate=candidate, area=area)
-    row.party, row.person = party, person.strip()
+    row.party, row.person, row.delivery = party, person.strip(), delivery
     row.escalation, row.note = escalation.strip(), note.strip()
     row.full_clean()
     after = {f: getattr(row, f) for f in RESPONSIBILITY_FIELDS}

@@ -298,6 +298,8 @@ def test_the_snapshot_freezes_everything_the_sheet_shows(evaluation, tmp_path) -
             "what": "LDAP groups",
             "owner_team": "Platform",
             "effort_days": "3.5",
+            "delivery": "",
+            "delivered_by": "",
         }
     ]
     assert [(r["area"], r["party"], r["person"]) for r in v["responsibilities"]] == [
