@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import models
-from django.utils import translation
+from django.utils import timezone, translation
 
 from evaluations.models import (
     REQUIRED_SCENARIOS,
@@ -36,6 +36,7 @@ from reports.procurement import selectors as procurement_selectors
 from reports.procurement.delivery import day_rates, delivery_split
 from reports.procurement.frozen import frozen_costs
 from reports.procurement.selectors.compatibility import frozen_matrix
+from reports.procurement.subjects import other_open_items
 
 # 2: questions and product names beside keys; 3: terms, costs, what is to be confirmed;
 # 4: each action's importance and owning team, cells with no result, carried evidence, the
@@ -291,7 +292,32 @@ def _to_confirm(project: Project, chosen: list[Candidate]) -> list[dict[str, Any
         }
         for item in procurement_selectors.open_items(project, chosen)
         if not item.cell.expired  # judged against the sheet's date where it is printed
+    ] + [
+        {
+            "slug": item.candidate.slug,
+            "candidate": item.candidate.solution.name,
+            "group": item.group,
+            "term": item.what,
+            "value": item.stated,
+            "owner": _chaser(item.chase),
+            "due": item.chase.due.isoformat() if item.chase and item.chase.due else None,
+            "request": item.chase.request if item.chase else "",
+        }
+        for item in other_open_items(project, chosen, timezone.localdate())
     ]
+
+
+def _chaser(chase: Any) -> str:
+    if chase is None:
+        return ""
+    return " · ".join(
+        part
+        for part in (
+            str(chase.get_owner_team_display()),
+            chase.owner.get_username() if chase.owner else "",
+        )
+        if part
+    )
 
 
 def _probe_facts(project: Project, chosen: list[Candidate]) -> list[dict[str, Any]]:

@@ -178,7 +178,8 @@ def test_an_expired_quote_is_open_again_and_flagged(personas) -> None:
     ("kwargs", "says"),
     [
         ({"subject": "term:licence_notes"}, "is a note: it is never to be confirmed"),
-        ({"subject": "combo:1"}, "There is nothing to confirm called combo:1"),
+        ({"subject": "combo:1"}, "combo:1 is not still to be confirmed for this candidate"),
+        ({"subject": "widget:1"}, "widget:1 is not still to be confirmed for this candidate"),
         ({"subject": "term:list_price", "owner_team": "catering"}, "catering is not a team"),
         (
             {"subject": "term:list_price", "requested_at": date(2999, 1, 1)},

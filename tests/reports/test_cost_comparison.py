@@ -169,3 +169,52 @@ def test_a_total_resting_on_unconfirmed_lines_says_so(compared, login) -> None:
         ["pdftotext", str(Path(sheet.pdf.path)), "-"], capture_output=True, text=True, check=True
     ).stdout
     assert "rests on 2 lines to be confirmed ($1,080,000)" in re.sub(r"\s+", " ", flat)
+
+
+def test_unconfirmed_lines_and_combinations_are_chased_and_printed(compared, login) -> None:
+    """A cost line without a basis and a combination only asked about are open items with an
+    owner, a due date and the request sent, on the page and in the sheet's list."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from reports.procurement.models import Combination
+    from reports.procurement.services import Stack, compatibility_claim, confirmation_set
+
+    volcano = compared["volcano"]
+    compatibility_claim(
+        candidate=volcano, stack=Stack("NVIDIA B200"), status="tbc", note="asked", actor=None
+    )
+    combination = Combination.objects.get(candidate=volcano)
+    support = CostLine.objects.get(candidate=volcano, label="Third-party support")
+    client = login(compared["buyer"])
+    listed = client.get(_url("to_confirm")).content.decode()
+    assert "Third-party support" in listed and "NVIDIA B200" in listed
+    due = timezone.localdate() + timedelta(days=7)
+    chased = client.post(
+        _url("confirmation_edit", candidate_slug="volcano", key=f"line-{support.pk}"),
+        {"owner_team": "procurement", "due": due.isoformat(), "request": "Quote asked"},
+    )
+    assert chased.status_code == 302
+    confirmation_set(
+        candidate=volcano, subject=f"combo:{combination.pk}", actor=None, owner_team="platform"
+    )
+    # A line on a basis is not open: chasing it is refused by name.
+    quoted = CostLine.objects.create(
+        project=compared["alpha"], candidate=volcano, category="other", kind="one_off",
+        label="Quoted", low=1, expected=1, high=1, currency="USD", basis="estimate",
+    )  # fmt: skip
+    refused = client.get(
+        _url("confirmation_edit", candidate_slug="volcano", key=f"line-{quoted.pk}")
+    )
+    assert refused.status_code == 404
+    sheet = rendered(compared)
+    items = {(i["group"], i["term"]): i for i in sheet.snapshot["to_confirm"]}
+    line = items[("Costs", "Third-party support")]
+    assert line["owner"] == "Procurement" and line["due"] == due.isoformat()
+    assert line["request"] == "Quote asked"
+    assert items[("Support and compatibility", "NVIDIA B200")]["owner"] == "Platform"
+    flat = subprocess.run(
+        ["pdftotext", str(Path(sheet.pdf.path)), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "Quote asked" in re.sub(r"\s+", " ", flat)

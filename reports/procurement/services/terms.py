@@ -11,12 +11,14 @@ from datetime import date, datetime
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from evaluations.models import Candidate, TeamRole
 from evaluations.services import event_record, scope_edit_guard
 from reports.procurement.models import Basis, Confirmation, TermEntry
+from reports.procurement.subjects import subject_label
 from reports.procurement.terms import Term, clean, term_of
 from workbench.people import stored_user
 from workbench.typing import JSON
@@ -202,6 +204,26 @@ def _subject_term(subject: str) -> Term:
     return term
 
 
+def _open_subject(candidate: Candidate, subject: str, today: date) -> str:
+    """What `subject` is, in words, if it is still to be confirmed; else ValidationError."""
+    if not subject.startswith("term:"):
+        try:
+            return subject_label(candidate.project, candidate, subject, today)
+        except Http404:
+            raise ValidationError(
+                _("%(subject)s is not still to be confirmed for this candidate.")
+                % {"subject": subject}
+            ) from None
+    term = _subject_term(subject)
+    entry = TermEntry.objects.filter(candidate=candidate, key=term.key, current=True).first()
+    if entry is not None and entry.basis != Basis.TBC and not entry.quote_expired(today):
+        raise ValidationError(
+            _("%(term)s is not to be confirmed: it stands on %(basis)s.")
+            % {"term": term.label, "basis": Basis(entry.basis).label}
+        )
+    return str(term.label)
+
+
 @transaction.atomic
 def confirmation_set(
     *,
@@ -216,15 +238,9 @@ def confirmation_set(
 ) -> Confirmation:
     """Who chases an open item, by when, and what was asked (the open row, made if needed).
     The sheet prints it: refused while a revision is frozen for sign-off, as terms are."""
-    term = _subject_term(subject)
-    scope_edit_guard(candidate.project_id)
-    entry = TermEntry.objects.filter(candidate=candidate, key=term.key, current=True).first()
     today = timezone.localdate()
-    if entry is not None and entry.basis != Basis.TBC and not entry.quote_expired(today):
-        raise ValidationError(
-            _("%(term)s is not to be confirmed: it stands on %(basis)s.")
-            % {"term": term.label, "basis": Basis(entry.basis).label}
-        )
+    label = _open_subject(candidate, subject, today)
+    scope_edit_guard(candidate.project_id)
     if owner_team and owner_team not in TeamRole.values:
         raise ValidationError(_("%(team)s is not a team.") % {"team": owner_team})
     if owner is not None and not candidate.project.memberships.filter(user=owner).exists():
@@ -246,7 +262,7 @@ def confirmation_set(
         project=candidate.project,
         actor=actor,
         verb="confirmation.updated",
-        subject=f"{candidate.slug} · {term.label}",
+        subject=f"{candidate.slug} · {label}",
         before=before,
         after={"owner_team": row.owner_team, "due": row.due, "request": row.request},
     )

@@ -7,14 +7,16 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import Candidate
-from reports.procurement import selectors, services
+from reports.procurement import selectors, services, subjects
 from reports.procurement.forms import ConfirmationForm, TermsForm
+from reports.procurement.models import Confirmation
 from reports.procurement.terms import BY_KEY, Group, terms_in
 from reports.procurement.views.common import candidates_shown, editor_access
 from workbench.forms import form_add_service_error
@@ -116,6 +118,7 @@ def to_confirm(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         "project": access.project,
         "tab": "terms",
         "items": selectors.open_items(access.project, candidates),
+        "others": subjects.other_open_items(access.project, candidates, timezone.localdate()),
         "can_edit": selectors.can_edit_terms(access),
     }
     return render(request, "procurement/to_confirm.html", context)
@@ -128,18 +131,27 @@ def confirmation_edit(
 ) -> HttpResponse:
     access = editor_access(request, slug)
     candidate = selectors.candidate_in_project(access.project, candidate_slug)
-    chase = selectors.open_chase(candidate, key)
-    initial = selectors.chase_initial(chase)
+    subject = subjects.subject_of(key)
+    if subject.startswith("term:"):
+        chase = selectors.open_chase(candidate, key)
+        what = str(BY_KEY[key].label)
+    else:
+        what = subjects.subject_label(access.project, candidate, subject, timezone.localdate())
+        chase = Confirmation.objects.filter(
+            candidate=candidate, subject=subject, closed_at=None
+        ).first()
     members = selectors.project_people(access.project)
-    form = ConfirmationForm(request.POST or None, initial=initial, members=members)
-    if request.method == "POST" and _chase_saved(request, form, candidate, key):
+    form = ConfirmationForm(
+        request.POST or None, initial=selectors.chase_initial(chase), members=members
+    )
+    if request.method == "POST" and _chase_saved(request, form, candidate, subject):
         return redirect(reverse("procurement:to_confirm", kwargs={"slug": slug}))
     context = {
         "access": access,
         "project": access.project,
         "tab": "terms",
         "candidate": candidate,
-        "term": BY_KEY[key],
+        "what": what,
         "form": form,
     }
     return render(
@@ -148,13 +160,13 @@ def confirmation_edit(
 
 
 def _chase_saved(
-    request: AuthedHttpRequest, form: ConfirmationForm, candidate: Candidate, key: str
+    request: AuthedHttpRequest, form: ConfirmationForm, candidate: Candidate, subject: str
 ) -> bool:
     if not form.is_valid():
         return False
     try:
         services.confirmation_set(
-            candidate=candidate, subject=f"term:{key}", actor=request.user, **form.cleaned_data
+            candidate=candidate, subject=subject, actor=request.user, **form.cleaned_data
         )
     except ValidationError as exc:
         form_add_service_error(form, exc)
