@@ -257,26 +257,38 @@ class CapacityPrice:
 
 
 def capacity_line(
-    price: CapacityPrice, utilisation_percent: Decimal | None, who: str
+    price: CapacityPrice,
+    utilisation_percent: Decimal | None,
+    who: str,
+    spread: tuple[Decimal | None, Decimal | None] = (None, None),
 ) -> Line | str:
     """The GPUs that the demand needs at a candidate's utilisation, as a cost per GPU-hour
     demanded (docs/costs.md): cloud, the hour's price / u; owned, the GPU's price / (years x
-    8,760 x u). Or why it cannot be said."""
+    8,760 x u). `spread` is the utilisation's (low, high): the low one gives the high cost and
+    the reverse; missing, or on the wrong side of the expected one, it is the expected one.
+    Or why it cannot be said."""
     if not utilisation_percent or utilisation_percent <= 0:
         return _("no utilisation for %(who)s") % {"who": who}
-    share = utilisation_percent / HUNDRED
-    if price.mode == "owned":
-        if not price.gpu_price or not price.depreciation_years:
-            return _("no GPU price or depreciation for owned capacity")
-        per_hour = price.gpu_price / (price.depreciation_years * HOURS_PER_YEAR * share)
-    else:
-        if price.gpu_hour_price is None:
-            return _("no GPU-hour price for cloud capacity")
-        per_hour = price.gpu_hour_price / share
+    if price.mode == "owned" and (not price.gpu_price or not price.depreciation_years):
+        return _("no GPU price or depreciation for owned capacity")
+    if price.mode != "owned" and price.gpu_hour_price is None:
+        return _("no GPU-hour price for cloud capacity")
+
+    def per_hour(percent: Decimal) -> Decimal:
+        share = percent / HUNDRED
+        if price.mode == "owned":
+            assert price.gpu_price and price.depreciation_years
+            return price.gpu_price / (price.depreciation_years * HOURS_PER_YEAR * share)
+        assert price.gpu_hour_price is not None
+        return price.gpu_hour_price / share
+
+    low_u, high_u = spread
+    low_u = low_u if low_u and low_u <= utilisation_percent else utilisation_percent
+    high_u = high_u if high_u and high_u >= utilisation_percent else utilisation_percent
     return Line(
         "capacity",
         "per_unit",
-        Range(per_hour, per_hour, per_hour),
+        Range(per_hour(high_u), per_hour(utilisation_percent), per_hour(low_u)),
         unit="per_gpu_hour",
         label=_("GPUs for the demand at %(u)s %% utilisation")
         % {"u": f"{utilisation_percent.normalize():f}"},

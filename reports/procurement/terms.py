@@ -190,6 +190,16 @@ TERMS: list[Term] = [
           help=gettext_lazy("The share of provisioned GPU-hours doing work under this "
                             "candidate: measured in the PoC (name the run), a vendor's claim or "
                             "our estimate. The demand divided by it gives the GPUs needed.")),
+    _term("utilisation_low_percent", Group.CAPACITY, Kind.DECIMAL,
+          gettext_lazy("Utilisation, low"), minimum=Decimal(1), maximum=Decimal(100), unit="%",
+          confirmable=False,
+          help=gettext_lazy("The least it is likely to reach: its capacity cost at the high "
+                            "end. Empty: the figure above.")),
+    _term("utilisation_high_percent", Group.CAPACITY, Kind.DECIMAL,
+          gettext_lazy("Utilisation, high"), minimum=Decimal(1), maximum=Decimal(100), unit="%",
+          confirmable=False,
+          help=gettext_lazy("The most it is likely to reach: its capacity cost at the low "
+                            "end. Empty: the figure above.")),
 ]  # fmt: skip
 BY_KEY = {term.key: term for term in TERMS}
 # A candidate whose licence kind is open source has no price to confirm.

@@ -194,3 +194,22 @@ def test_break_even_is_where_the_totals_meet() -> None:
         model,
     ).total.expected
     assert abs(at_a - at_b) < D("0.01")
+
+
+def test_a_utilisation_range_gives_capacity_a_range_that_moves_the_total() -> None:
+    line = capacity_line(OWNED, D(60), "x", (D(50), D(75)))
+    assert isinstance(line, Line)
+    at = {
+        u: capacity_line(OWNED, D(u), "x").amount.expected  # type: ignore[union-attr]
+        for u in (50, 60, 75)
+    }
+    # The high utilisation needs the fewest GPUs: it is the low end of the cost.
+    assert line.amount == Range(at[75], at[60], at[50])
+    # A bound on the wrong side of the expected figure, or none, is the expected figure.
+    assert capacity_line(OWNED, D(60), "x", (D(70), None)).amount == Range(  # type: ignore[union-attr]
+        at[60], at[60], at[60]
+    )
+    costs = candidate_costs([line], MODEL)
+    (swing,) = tornado([costs.total.expected, costs.total.expected * 2], 0, costs)
+    assert swing.line.category == "capacity"
+    assert swing.at_low < costs.total.expected < swing.at_high

@@ -218,3 +218,34 @@ def test_unconfirmed_lines_and_combinations_are_chased_and_printed(compared, log
         ["pdftotext", str(Path(sheet.pdf.path)), "-"], capture_output=True, text=True, check=True
     ).stdout
     assert "Quote asked" in re.sub(r"\s+", " ", flat)
+
+
+def test_the_utilisation_range_reaches_the_capacity_cost(compared) -> None:
+    from reports.procurement.selectors import cost_overview
+
+    terms_record(
+        candidate=compared["volcano"],
+        changes=[
+            TermChange("utilisation_low_percent", "60", Basis.ESTIMATE),
+            TermChange("utilisation_high_percent", "80", Basis.ESTIMATE),
+        ],
+        actor=None,
+    )
+    (volcano,) = [
+        c
+        for c in cost_overview(compared["alpha"], [compared["volcano"]]).candidates
+        if c.slug == "volcano"
+    ]
+    capacity = volcano.costs.by_category["capacity"][0]
+    # 336,384 GPU-hours: at 80 % 48 GPUs (384,000 a year), at 60 % 64 GPUs (512,000).
+    assert (round(capacity.low), round(capacity.expected), round(capacity.high)) == (
+        384000,
+        409600,
+        512000,
+    )
+    assert any(s.line.category == "capacity" for s in volcano.swings or [])
+    # The range is optional: it is never asked for in the list of what is to be confirmed.
+    from reports.procurement.selectors import open_items
+
+    keys = {i.cell.term.key for i in open_items(compared["alpha"], [compared["runai"]])}
+    assert "utilisation_percent" in keys and "utilisation_low_percent" not in keys

@@ -84,14 +84,26 @@ def capacity_of(row: CostModel) -> arithmetic.CapacityPrice | None:
     )
 
 
-def utilisations(candidates: Sequence[Candidate]) -> dict[int, TermEntry]:
-    """Each candidate's current utilisation term, where one is recorded (one query)."""
-    return {
-        entry.candidate_id: entry
-        for entry in TermEntry.objects.filter(
-            candidate__in=list(candidates), key=UTILISATION, current=True, value__isnull=False
-        )
-    }
+UTILISATION_SPREAD = ("utilisation_low_percent", "utilisation_high_percent")
+
+
+def utilisations(candidates: Sequence[Candidate]) -> dict[int, dict[str, TermEntry]]:
+    """Each candidate's current utilisation terms (expected, low, high) where recorded (one
+    query)."""
+    found: dict[int, dict[str, TermEntry]] = defaultdict(dict)
+    for entry in TermEntry.objects.filter(
+        candidate__in=list(candidates),
+        key__in=[UTILISATION, *UTILISATION_SPREAD],
+        current=True,
+        value__isnull=False,
+    ):
+        found[entry.candidate_id][entry.key] = entry
+    return found
+
+
+def _percent(entries: dict[str, TermEntry], key: str) -> Decimal | None:
+    entry = entries.get(key)
+    return Decimal(str(entry.value)) if entry is not None else None
 
 
 @dataclass
@@ -157,13 +169,14 @@ def _costed(
     derived: list[arithmetic.Line],
     utilisation: Decimal | None,
     who: str,
+    spread: tuple[Decimal | None, Decimal | None] = (None, None),
 ) -> tuple[arithmetic.Costs, list[Decimal] | None]:
     """A candidate's (or the baseline's) costs with the capacity its utilisation needs."""
     price = capacity_of(row)
     needed = None
     missing = []
     if price is not None:
-        found = arithmetic.capacity_line(price, utilisation, who)
+        found = arithmetic.capacity_line(price, utilisation, who, spread)
         if isinstance(found, str):
             missing.append(found)
         elif not model.fleet.gpu_hours:
@@ -261,8 +274,9 @@ def cost_overview(project: Project, candidates: Sequence[Candidate]) -> CostOver
     measured = utilisations(chosen) if row.capacity else {}
     out = []
     for candidate in chosen:
-        entry = measured.get(candidate.pk)
-        utilisation = Decimal(str(entry.value)) if entry else None
+        entries = measured.get(candidate.pk, {})
+        entry = entries.get(UTILISATION)
+        utilisation = _percent(entries, UTILISATION)
         costed = _costed(
             model,
             row,
@@ -270,6 +284,7 @@ def cost_overview(project: Project, candidates: Sequence[Candidate]) -> CostOver
             _effort_lines(effort[candidate.pk]),
             utilisation,
             candidate.solution.name,
+            (_percent(entries, UTILISATION_SPREAD[0]), _percent(entries, UTILISATION_SPREAD[1])),
         )
         found = _figures(candidate, lines[candidate.pk], effort[candidate.pk], costed, model)
         found.utilisation = utilisation
