@@ -34,6 +34,11 @@ class OtherItem:
         return self.subject.replace(":", "-", 1)
 
     @property
+    def line_id(self) -> int | None:
+        kind, _sep, pk = self.subject.partition(":")
+        return int(pk) if kind == "line" else None
+
+    @property
     def overdue(self) -> bool:
         return bool(self.chase and self.chase.due and self.chase.due < self.today)
 

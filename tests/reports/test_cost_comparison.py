@@ -249,3 +249,45 @@ def test_the_utilisation_range_reaches_the_capacity_cost(compared) -> None:
 
     keys = {i.cell.term.key for i in open_items(compared["alpha"], [compared["runai"]])}
     assert "utilisation_percent" in keys and "utilisation_low_percent" not in keys
+
+
+def test_a_confirmed_figure_replaces_the_line_and_closes_its_chase(compared, login) -> None:
+    from reports.procurement.models import Confirmation
+    from reports.procurement.services import confirmation_set
+
+    volcano = compared["volcano"]
+    support = CostLine.objects.get(candidate=volcano, label="Third-party support")
+    confirmation_set(candidate=volcano, subject=f"line:{support.pk}", actor=None)
+    client = login(compared["buyer"])
+    url = _url("cost_line_add", candidate_slug="volcano") + f"?replaces={support.pk}"
+    form = client.get(url).content.decode()
+    assert 'value="Third-party support"' in form and f'name="replaces" value="{support.pk}"' in form
+    posted = {
+        "category": "support", "label": "Third-party support", "kind": "per_year",
+        "currency": "USD", "low": "50000", "expected": "55000", "high": "60000",
+        "first_year": "1", "charge_category": "Purchase", "replaces": str(support.pk),
+    }  # fmt: skip
+    still_open = client.post(url, {**posted, "basis": "tbc"})
+    assert still_open.status_code == 422
+    assert "give it a basis other than to be confirmed" in still_open.content.decode()
+    assert CostLine.objects.filter(pk=support.pk).exists()
+    quoted = {**posted, "basis": "quote", "reference": "Q-9", "valid_until": "2099-01-01"}
+    assert client.post(url, quoted).status_code == 302
+    assert not CostLine.objects.filter(pk=support.pk).exists()
+    chase = Confirmation.objects.get(subject=f"line:{support.pk}")
+    assert chase.closed_at is not None and chase.closing_reference == "vendor quote: Q-9"
+    # A combination's chase closes when its question is answered by a claim.
+    from reports.procurement.models import Combination
+    from reports.procurement.services import Stack, compatibility_claim
+
+    compatibility_claim(candidate=volcano, stack=Stack("NVIDIA B200"), status="tbc", actor=None)
+    combination = Combination.objects.get(candidate=volcano)
+    confirmation_set(candidate=volcano, subject=f"combo:{combination.pk}", actor=None)
+    compatibility_claim(
+        candidate=volcano, stack=Stack("NVIDIA B200"), status="vendor", reference="Matrix v3",
+        actor=None,
+    )  # fmt: skip
+    answered = Confirmation.objects.get(subject=f"combo:{combination.pk}")
+    assert (
+        answered.closed_at is not None and answered.closing_reference == "vendor claim: Matrix v3"
+    )

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from evaluations.models import Candidate
 from evaluations.services import event_record, scope_edit_guard
 from poc.probes.combinations import FIELDS
 from reports.procurement.models import Combination, CompatibilityClaim, Support
+from reports.procurement.services.terms import close_chase
 from workbench.people import stored_user
 
 MAX_PART = 120
@@ -93,6 +95,14 @@ def compatibility_claim(
         note=note,
         recorded_by=stored_user(actor),
     )
+    if status != Support.TBC:  # the question is answered: its chase closes with the answer
+        close_chase(
+            candidate,
+            f"combo:{combination.pk}",
+            f"{Support(status).label}: {reference or note}",
+            stored_user(actor),
+            timezone.now(),
+        )
     event_record(
         project=candidate.project,
         actor=actor,

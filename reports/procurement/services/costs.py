@@ -23,7 +23,7 @@ from reports.procurement.models import (
     CostModel,
     LineKind,
 )
-from reports.procurement.services.terms import TermChange, basis_fields
+from reports.procurement.services.terms import TermChange, basis_fields, close_chase
 from reports.procurement.terms import MAX_AMOUNT, PricingUnit, currencies
 from workbench.people import stored_user
 
@@ -360,9 +360,12 @@ def cost_line_add(
     data: LineData,
     actor: User | None,
     project: Project | None = None,
+    replaces: CostLine | None = None,
 ) -> CostLine:
     """Add a cost line to a candidate, or to the baseline of `project` (no candidate); refused,
-    naming what is wrong, before anything is written."""
+    naming what is wrong, before anything is written. `replaces`: a line of the same owner
+    this one takes the place of (a figure confirmed): it is removed, and its chase closes with
+    the new line's basis and reference."""
     if candidate is not None:
         project = candidate.project
     assert project is not None, "a baseline line needs its project"
@@ -381,12 +384,31 @@ def cost_line_add(
         subject=f"{_owner(line)} · {line.label}",
         after=_logged_line(line),
     )
+    if replaces is not None:
+        if replaces.candidate_id != line.candidate_id or replaces.project_id != line.project_id:
+            raise ValidationError(_("A line can only replace a line of the same candidate."))
+        if line.unconfirmed(timezone.localdate()):
+            raise ValidationError(
+                _("A replacement confirms the figure: give it a basis other than to be confirmed.")
+            )
+        basis = f"{line.get_basis_display()}: {line.reference or line.source}".rstrip(": ")
+        cost_line_remove(line=replaces, actor=actor, closing_reference=basis)
     return line
 
 
 @transaction.atomic
-def cost_line_remove(*, line: CostLine, actor: User | None) -> None:
+def cost_line_remove(*, line: CostLine, actor: User | None, closing_reference: str = "") -> None:
+    """Remove a line; a chase of it (still to be confirmed) closes, with `closing_reference`
+    (what replaced it) or the removal as the reason."""
     scope_edit_guard(line.project_id)
+    if line.candidate is not None:
+        close_chase(
+            line.candidate,
+            f"line:{line.pk}",
+            closing_reference or _("line removed"),
+            stored_user(actor),
+            timezone.now(),
+        )
     event_record(
         project=line.project,
         actor=actor,

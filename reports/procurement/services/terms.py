@@ -152,7 +152,7 @@ def terms_record(
         before[term.key] = _logged(previous)
         after[term.key] = _logged(made[-1])
         if fields["basis"] != Basis.TBC:
-            _close(candidate, f"term:{term.key}", _closing(made[-1]), actor, now)
+            close_chase(candidate, f"term:{term.key}", _closing(made[-1]), actor, now)
     if made:
         event_record(
             project=candidate.project,
@@ -182,7 +182,7 @@ def _closing(entry: TermEntry) -> str:
     return f"{label}: {detail}" if detail else label
 
 
-def _close(
+def close_chase(
     candidate: Candidate, subject: str, reference: str, actor: User | None, now: datetime
 ) -> None:
     Confirmation.objects.filter(candidate=candidate, subject=subject, closed_at=None).update(

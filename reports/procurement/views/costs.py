@@ -3,6 +3,7 @@ with its range, net present value and cost per GPU-year; the cost model and cost
 (procurement, business and project admins)."""
 
 from dataclasses import fields as dataclass_fields
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -109,8 +110,10 @@ def cost_line_add(
     candidate = (
         selectors.candidate_in_project(access.project, candidate_slug) if candidate_slug else None
     )
-    form = CostLineForm(request.POST or None)
-    if request.method == "POST" and _line_saved(request, form, candidate, access.project):
+    replaces = _replaced(access.project, candidate, request)
+    initial = _line_initial(replaces) if replaces else None
+    form = CostLineForm(request.POST or None, initial=initial)
+    if request.method == "POST" and _line_saved(request, form, candidate, access.project, replaces):
         anchor = candidate.slug if candidate else "baseline"
         return redirect(reverse("procurement:costs", kwargs={"slug": slug}) + f"#c-{anchor}")
     context = {
@@ -119,14 +122,33 @@ def cost_line_add(
         "tab": "costs",
         "candidate": candidate,
         "form": form,
+        "replaces": replaces,
     }
     return render(
         request, "procurement/cost_line_add.html", context, status=422 if form.errors else 200
     )
 
 
+def _replaced(project: Project, candidate: Candidate | None, request: AuthedHttpRequest) -> Any:
+    """The line this one is to replace (`?replaces=<id>`), of the same owner; else None."""
+    given = request.POST.get("replaces") or request.GET.get("replaces") or ""
+    if not given.isdigit():
+        return None
+    return CostLine.objects.filter(project=project, candidate=candidate, pk=int(given)).first()
+
+
+def _line_initial(line: CostLine) -> dict[str, object]:
+    names = ("category", "label", "kind", "unit", "team", "currency", "low", "expected", "high",
+             "discount_percent", "first_year", "last_year", "charge_category")  # fmt: skip
+    return {name: getattr(line, name) for name in names}
+
+
 def _line_saved(
-    request: AuthedHttpRequest, form: CostLineForm, candidate: Candidate | None, project: Project
+    request: AuthedHttpRequest,
+    form: CostLineForm,
+    candidate: Candidate | None,
+    project: Project,
+    replaces: CostLine | None,
 ) -> bool:
     if not form.is_valid():
         return False
@@ -136,6 +158,7 @@ def _line_saved(
             project=project,
             data=services.LineData(**form.cleaned_data),
             actor=request.user,
+            replaces=replaces,
         )
     except ValidationError as exc:
         form_add_service_error(form, exc)
