@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy
 from poc.models import (
     Outcome,
 )
+from reports.procurement.models import Support
 from reports.procurement.terms import FORMER_FIELDS
 
 # Shown at most; a revision rebuilt from scratch can differ in thousands of cells.
@@ -251,6 +252,9 @@ def _compatibility(old: list | None, new: list | None, out: list[Change]) -> Non
                 found[(m["slug"], parts)] = row["status"]
         return found
 
+    def word(status: str | None) -> str:
+        return str(Support(status).label) if status in Support.values else "—"
+
     before, after = statuses(old), statuses(new)
     for slug, parts in sorted(before.keys() | after.keys()):
         if before.get((slug, parts)) != after.get((slug, parts)):
@@ -258,8 +262,8 @@ def _compatibility(old: list | None, new: list | None, out: list[Change]) -> Non
                 Change(
                     _("Support and compatibility"),
                     f"{slug}: {parts}",
-                    before.get((slug, parts), "—"),
-                    after.get((slug, parts), "—"),
+                    word(before.get((slug, parts))),
+                    word(after.get((slug, parts))),
                 )
             )
 
