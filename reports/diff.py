@@ -1,6 +1,7 @@
 """What changed between two frozen revisions: the list signers read before deciding on a new
 revision ("what is different from the one we rejected?")."""
 
+from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -66,6 +67,8 @@ def snapshot_changes(old: dict[str, Any], new: dict[str, Any]) -> Changes:
     _candidates(old["candidates"], new["candidates"], changes)
     _evidence(old["evidence"], new["evidence"], changes)
     _costs(old.get("costs"), new.get("costs"), changes)
+    _cost_inputs(old.get("costs"), new.get("costs"), changes)
+    _cost_lines(old.get("costs"), new.get("costs"), changes)
     _compatibility(old.get("compatibility"), new.get("compatibility"), changes)
     return Changes(shown=changes[:LIMIT], total=len(changes))
 
@@ -235,6 +238,59 @@ def _costs(old: dict | None, new: dict | None, out: list[Change]) -> None:
                     after.get(slug, "—"),
                 )
             )
+
+
+def _cost_inputs(old: dict | None, new: dict | None, out: list[Change]) -> None:
+    """Each input of the cost model the figures rest on (revisions frozen before inputs were
+    frozen compare none)."""
+    if not old or not new or "inputs" not in old or "inputs" not in new:
+        return
+    before, after = dict(old["inputs"]), dict(new["inputs"])
+    section = _("Cost model")
+    for label in [*after, *(label for label in before if label not in after)]:
+        if before.get(label) != after.get(label):
+            out.append(Change(section, label, before.get(label, "—"), after.get(label, "—")))
+
+
+def _line_text(line: dict | None) -> str:
+    if line is None:
+        return "—"
+    return f"{line['figures']} ({line['how']}; {line['basis']})"
+
+
+def _frozen_lines(frozen: dict) -> dict[tuple[str, str, str, int], tuple[str, dict]] | None:
+    """Every frozen cost line by (owner, category, label, place among lines of that name), with
+    its owner's name; None for a revision frozen before lines were."""
+    owners = [*frozen["candidates"], *([frozen["baseline"]] if frozen.get("baseline") else [])]
+    if not all("lines" in owner for owner in owners):
+        return None
+    found: dict[tuple[str, str, str, int], tuple[str, dict]] = {}
+    for owner in owners:
+        slug = owner.get("slug", "")
+        name = owner.get("candidate") or owner.get("label") or _("baseline")
+        seen: dict[tuple[str, str], int] = defaultdict(int)
+        for line in owner["lines"]:
+            seen[(line["category"], line["label"])] += 1
+            place = seen[(line["category"], line["label"])]
+            found[(slug, line["category"], line["label"], place)] = (name, line)
+    return found
+
+
+def _cost_lines(old: dict | None, new: dict | None, out: list[Change]) -> None:
+    """Each cost line added, removed or changed, per candidate and for the baseline."""
+    if not old or not new:
+        return
+    before, after = _frozen_lines(old), _frozen_lines(new)
+    if before is None or after is None:
+        return
+    section = _("Cost lines")
+    for key in [*after, *(key for key in before if key not in after)]:
+        then, now = before.get(key), after.get(key)
+        was = then[1] if then else None
+        is_ = now[1] if now else None
+        if was != is_:
+            name = now[0] if now else then[0]  # type: ignore[index]
+            out.append(Change(section, f"{name}: {key[2]}", _line_text(was), _line_text(is_)))
 
 
 def _compatibility(old: list | None, new: list | None, out: list[Change]) -> None:

@@ -42,8 +42,9 @@ from reports.procurement.subjects import other_open_items
 # 4: each action's importance and owning team, cells with no result, carried evidence, the
 # recommendation's review-by date and reopening conditions; 5: capacity, the baseline, cost per
 # GPU-hour used, break-even, the tornado's widest inputs, the share of draws each is cheapest,
-# lines still to be confirmed, the support and compatibility matrix.
-FORMAT = "workbench-sheet/5"
+# lines still to be confirmed, the support and compatibility matrix; 6: each cost line as entered
+# and the cost model's inputs the chosen candidates' figures rest on.
+FORMAT = "workbench-sheet/6"
 AREAS = ResponsibilityArea.values
 CENT = Decimal("0.01")
 

@@ -4,6 +4,9 @@ Dependencies run one way: the results side (poc) builds on GPU evidence, never t
 stored probe run still has to become PoC results for the actions bound to a check, and its page
 lists them; the results side registers a `Recorder` at start-up (poc.apps) that does both. With
 none registered (GPU evidence on its own), a run records nothing and lists nothing.
+
+Layers further up that only need to know a run was stored (the compatibility matrix closes the
+questions a run answered) listen to `run_stored` instead.
 """
 
 from collections.abc import Sequence
@@ -11,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from django.contrib.auth.models import User
+from django.dispatch import Signal
 
 from evaluations.models import ApiToken
 from poc.probes.facts import NodeFacts
@@ -54,6 +58,10 @@ class Recorder(Protocol):
 
 _recorders: list[Recorder] = []
 
+# Sent inside the caller's transaction once a run with facts is stored and recorded, with
+# `run` (a ProbeRun whose nodes are saved) and `actor` (who started it, or None).
+run_stored = Signal()
+
 
 def recorder_register(recorder: Recorder) -> None:
     """Called once by the results side's AppConfig.ready (a second call replaces the first)."""
@@ -69,11 +77,15 @@ def run_record(
     token: ApiToken | None = None,
     cluster_facts: JSONObject | None = None,
 ) -> Recorded | None:
-    if not _recorders:
-        return None
-    return _recorders[0].record(
-        run, facts, cited, actor=actor, token=token, cluster_facts=cluster_facts
+    recorded = (
+        _recorders[0].record(
+            run, facts, cited, actor=actor, token=token, cluster_facts=cluster_facts
+        )
+        if _recorders
+        else None
     )
+    run_stored.send(sender=ProbeRun, run=run, actor=actor)
+    return recorded
 
 
 def run_results(run: ProbeRun) -> Sequence[Any]:

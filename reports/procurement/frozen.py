@@ -1,6 +1,9 @@
 """The costs as a sheet freezes them: every figure to the cent as text, so the frozen record
 reads the same wherever it is opened; the comparisons (baseline, break-even, tornado, the share
-of draws in which each candidate is cheapest) frozen with them."""
+of draws in which each candidate is cheapest) frozen with them. Each line as it was entered and
+the model's inputs the chosen candidates' figures rest on are frozen too, so that a revision's
+changes name the input or line that moved, and an input no chosen figure uses (another team's
+day rate, a currency nobody quotes in) leaves the revision as it is."""
 
 from decimal import Decimal
 from functools import partial
@@ -8,9 +11,10 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from evaluations.models import Candidate, Project
+from evaluations.models import Candidate, Project, TeamRole
 from reports.procurement import analysis, charts
 from reports.procurement.costs import Range
+from reports.procurement.models import CostLine, CostModel, LineKind
 from reports.procurement.selectors.costs import CandidateCost, cost_overview
 from reports.procurement.templatetags.procurement import compact_money
 
@@ -27,8 +31,96 @@ def spread(found: Range | None) -> list[str] | None:
     return None if found is None else [cents(found.low), cents(found.expected), cents(found.high)]
 
 
+def _plain(value: Decimal) -> str:
+    return f"{value.normalize():f}"
+
+
+def _line(row: CostLine) -> dict[str, str]:
+    """One line as entered, in words: what it is, how it runs, its figures and its basis."""
+    how = [row.get_kind_display(), row.unit_label, row.team_label]
+    if row.discount_percent:
+        how.append(f"−{_plain(row.discount_percent)} %")
+    years = (
+        _("year %(year)s") % {"year": row.first_year}
+        if row.kind in (LineKind.ONE_OFF, LineKind.DAYS)
+        else _("years %(first)s–%(last)s") % {"first": row.first_year, "last": row.last_year or "…"}
+    )
+    return {
+        "label": row.label,
+        "category": row.get_category_display(),
+        "how": " · ".join(part for part in (*how, years) if part),
+        "figures": " · ".join(_plain(v) for v in (row.low, row.expected, row.high))
+        + (f" {row.currency}" if row.currency else ""),
+        "basis": " · ".join(
+            part
+            for part in (
+                row.get_basis_display(),
+                row.reference,
+                row.valid_until.isoformat() if row.valid_until else "",
+            )
+            if part
+        ),
+    }
+
+
+# The fleet's counts a pricing unit reads (GPUs, demand and growth are always read).
+UNIT_COUNTS = {
+    "per_node": ("nodes",),
+    "per_node_hour": ("nodes",),
+    "per_core_pair": ("nodes", "cores_per_node"),
+    "per_socket_pair": ("nodes", "sockets_per_node"),
+    "per_named_user": ("named_users",),
+}
+
+
+def _inputs(model: CostModel, overview_lines: list[CostLine], teams: set[str]) -> list[list[str]]:
+    """The model's inputs that the chosen candidates' and the baseline's figures rest on, as
+    [label, value] pairs in a fixed order."""
+
+    def field(name: str) -> list[str]:
+        value = getattr(model, name)
+        label = str(getattr(CostModel._meta.get_field(name), "verbose_name", name))
+        return [label[:1].upper() + label[1:], "—" if value is None else _plain(Decimal(value))]
+
+    counts = {"gpus", "gpu_hours_per_year", "growth_percent"}
+    for line in overview_lines:
+        counts.update(UNIT_COUNTS.get(line.unit, ()))
+    names: list[str] = [
+        n for n in ("gpus", "nodes", "cores_per_node", "sockets_per_node") if n in counts
+    ]
+    names += [n for n in ("named_users", "gpu_hours_per_year", "growth_percent") if n in counts]
+    if any(line.kind == LineKind.FTE for line in overview_lines):
+        names.append("fte_cost")
+    if model.capacity:
+        names += ["gpu_price", "depreciation_years"] if model.capacity == "owned" else []
+        names += ["gpu_hour_price"] if model.capacity == "cloud" else []
+    if model.baseline_label or any(line.candidate_id is None for line in overview_lines):
+        names.append("baseline_utilisation_percent")
+    found = [field(name) for name in names]
+    for team in sorted(teams):
+        rate = model.day_rates.get(team)
+        who = str(TeamRole(team).label) if team in TeamRole.values else team or "—"
+        found.append([_("Day rate: %(team)s") % {"team": who}, rate or "—"])
+    for code in sorted({line.currency for line in overview_lines} - {"", model.currency}):
+        given = model.exchange_rates.get(code)
+        found.append(
+            [
+                _("Exchange rate: %(code)s") % {"code": code},
+                " · ".join(
+                    str(part)
+                    for part in (given["rate"], given.get("date"), given.get("source"))
+                    if part
+                )
+                if given
+                else "—",
+            ]
+        )
+    return found
+
+
 def _figures(c: CandidateCost) -> dict[str, Any]:
     return {
+        "lines": [_line(row) for row in c.lines],
         "total": spread(c.costs.total),
         "list_total": cents(c.costs.list_total.expected),
         "npv": spread(c.npv),
@@ -56,8 +148,12 @@ def frozen_costs(project: Project, chosen: list[Candidate]) -> dict[str, Any] | 
         return None
     shares = analysis.cheapest_shares([c.costs for c in overview.candidates])
     baseline = overview.baseline
+    everyone = [*overview.candidates, *([baseline] if baseline else [])]
+    teams = {line.team for c in everyone for line in c.lines if line.kind == LineKind.DAYS}
+    teams |= {team for c in everyone for team in c.effort}
     return {
         "currency": model.currency,
+        "inputs": _inputs(model, [line for c in everyone for line in c.lines], teams),
         "horizon": model.horizon_years,
         "discount_rate": None
         if model.discount_rate_percent is None

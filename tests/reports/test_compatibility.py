@@ -198,3 +198,38 @@ def test_the_api_reads_and_states_claims(probed) -> None:
     reader, _t, _r = token_client(probed["alpha"], scopes=("read",))
     assert reader.post(url, body, format="json").status_code == 403
     assert CompatibilityClaim.objects.count() == 1
+
+
+def test_a_probe_run_closes_the_chase_of_a_combination_it_saw(evaluation) -> None:
+    """A combination asked about and chased is answered by the run that verifies it: the chase
+    closes with the run as its reference, without anyone stating a claim. Other chases stay."""
+    from django.db import transaction
+
+    from reports.procurement.models import Combination, Confirmation
+    from reports.procurement.services import confirmation_set
+
+    volcano = evaluation["volcano"]
+
+    class Undone(Exception):
+        pass
+
+    # What a run of this bundle sees, learnt in a transaction that is then undone.
+    with pytest.raises(Undone), transaction.atomic():
+        seen = probes.probe_ingest_bundle(
+            project=evaluation["alpha"], candidate=volcano, bundle=bundle(), actor=None
+        ).run
+        key = observed(seen)[0].key
+        raise Undone
+    assert not ProbeRun.objects.exists()
+    compatibility_claim(candidate=volcano, stack=Stack(*key), status="tbc", actor=None)
+    compatibility_claim(candidate=volcano, stack=Stack("NVIDIA B200"), status="tbc", actor=None)
+    asked, other = Combination.objects.filter(candidate=volcano).order_by("pk")
+    for combination in (asked, other):
+        confirmation_set(candidate=volcano, subject=f"combo:{combination.pk}", actor=None)
+    run = probes.probe_ingest_bundle(
+        project=evaluation["alpha"], candidate=volcano, bundle=bundle(), actor=evaluation["alice"]
+    ).run
+    answered = Confirmation.objects.get(subject=f"combo:{asked.pk}")
+    assert answered.closed_at is not None and answered.closed_by == evaluation["alice"]
+    assert answered.closing_reference == f"verified in the PoC: probe run {run.pk}"
+    assert Confirmation.objects.get(subject=f"combo:{other.pk}").closed_at is None

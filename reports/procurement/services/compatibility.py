@@ -3,6 +3,7 @@ outside the probes, or an open question. "Verified" is never typed: it is read f
 (poc/probes/combinations.py). Every claim is kept; the matrix shows the strongest."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -12,7 +13,8 @@ from django.utils.translation import gettext as _
 
 from evaluations.models import Candidate
 from evaluations.services import event_record, scope_edit_guard
-from poc.probes.combinations import FIELDS
+from poc.probes.combinations import FIELDS, observed
+from poc.probes.models import ProbeRun
 from reports.procurement.models import Combination, CompatibilityClaim, Support
 from reports.procurement.services.terms import close_chase
 from workbench.people import stored_user
@@ -111,3 +113,34 @@ def compatibility_claim(
         after={"status": status, "reference": reference},
     )
     return claim
+
+
+# A run in these states read its nodes; one that failed or was cancelled answers nothing.
+ANSWERING_RUNS = ("done", "partial")
+
+
+def chases_answered_by_run(*, run: ProbeRun, actor: User | None, **_signal: Any) -> int:
+    """Close the chase of every combination of the run's candidate that the run saw (verified
+    or failed): the run is the reference that answered it. Connected to
+    poc.probes.recording.run_stored; returns how many chases it closed."""
+    if run.candidate_id is None or run.status not in ANSWERING_RUNS:
+        return 0
+    seen = {o.key: o for o in observed(run)}
+    if not seen:
+        return 0
+    subjects = {}
+    for combination in Combination.objects.filter(candidate_id=run.candidate_id):
+        found = seen.get(tuple(getattr(combination, name) for name in FIELDS))
+        if found is not None:
+            status = Support.FAILED if found.failed else Support.VERIFIED
+            subjects[f"combo:{combination.pk}"] = _("%(status)s: probe run %(id)s") % {
+                "status": Support(status).label,
+                "id": run.pk,
+            }
+    if not subjects:
+        return 0
+    closed = 0
+    now = timezone.now()
+    for subject, reference in subjects.items():
+        closed += close_chase(run.candidate, subject, reference, stored_user(actor), now)
+    return closed

@@ -184,8 +184,9 @@ def _closing(entry: TermEntry) -> str:
 
 def close_chase(
     candidate: Candidate, subject: str, reference: str, actor: User | None, now: datetime
-) -> None:
-    Confirmation.objects.filter(candidate=candidate, subject=subject, closed_at=None).update(
+) -> int:
+    """Close the open chase of `subject` with what closed it; how many were open (0 or 1)."""
+    return Confirmation.objects.filter(candidate=candidate, subject=subject, closed_at=None).update(
         closed_at=now, closing_reference=reference[:MAX_REFERENCE], closed_by=actor, updated_at=now
     )
 
