@@ -16,8 +16,6 @@ catalogue's associated files (/AF) as PDF/A-3 asks.
 import hashlib
 import io
 import json
-import re
-import zipfile
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,7 +23,7 @@ from typing import Any
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from reports.exports import OutcomeCell, to_csv, to_xlsx
+from reports.exports import OutcomeCell, plain_rows, to_csv, to_xlsx
 from reports.models import Sheet
 
 
@@ -166,30 +164,6 @@ def cost_rows(snapshot: dict[str, Any]) -> list[list[object]]:
     return rows
 
 
-def _fixed_zip(data: bytes, when: datetime) -> bytes:
-    """The same zip with every entry dated `when`: the spreadsheet's bytes then depend on
-    its content only."""
-    stamp = (max(when.year, 1980), when.month, when.day, when.hour, when.minute, when.second)
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(data)) as source,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
-    ):
-        for info in source.infolist():
-            entry = zipfile.ZipInfo(info.filename, date_time=stamp)
-            entry.compress_type = zipfile.ZIP_DEFLATED
-            entry.external_attr = info.external_attr
-            data = source.read(info.filename)
-            if info.filename == "docProps/core.xml":  # openpyxl dates it when it saves
-                data = re.sub(
-                    rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)",
-                    rb"\g<1>" + when.strftime("%Y-%m-%dT%H:%M:%SZ").encode() + rb"\g<2>",
-                    data,
-                )
-            target.writestr(entry, data)
-    return out.getvalue()
-
-
 def sheet_attachments(sheet: Sheet) -> list[Attached]:
     """The revision's record as files, in the sheet's language."""
     snapshot: dict[str, Any] = sheet.snapshot
@@ -197,17 +171,18 @@ def sheet_attachments(sheet: Sheet) -> list[Attached]:
     when = sheet.created_at.replace(microsecond=0, tzinfo=None)
     with translation.override(sheet.language):
         results = results_rows(snapshot)
+        plain = plain_rows(results)  # written twice: as CSV and as XLSX
         files = [
             Attached(
                 f"{stem}-results.csv",
-                to_csv(results),
+                to_csv(results, plain=plain),
                 str(_("Every result this revision froze, one row per candidate and action")),
                 "Data",
                 "text/csv",
             ),
             Attached(
                 f"{stem}-results.xlsx",
-                _fixed_zip(to_xlsx(results, str(_("Results")), created=when), when),
+                to_xlsx(results, str(_("Results")), created=when, plain=plain),
                 str(_("The same results as a spreadsheet")),
                 "Data",
                 "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",

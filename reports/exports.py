@@ -7,21 +7,20 @@ content, so the spreadsheet and the sheet cannot disagree.
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
-from openpyxl import Workbook
-from openpyxl.cell import WriteOnlyCell
-from openpyxl.styles import Font, PatternFill
-from openpyxl.utils import get_column_letter
 
 from evaluations.models import Tier
 from poc import selectors as poc_selectors
 from poc.models import (
     Outcome,
 )
+from workbench import xlsx
 from workbench.spreadsheets import formula_safe
 
 TABLES = ("matrix", "comparison", "responsibilities")
@@ -40,6 +39,9 @@ OUTCOME_FILLS = {
 }
 
 
+WIDE = re.compile("[\u2e81-\U0010ffff]")
+
+
 @dataclass(frozen=True)
 class OutcomeCell:
     """An outcome in a table: written as its label, coloured in XLSX."""
@@ -47,10 +49,17 @@ class OutcomeCell:
     code: str
 
     def __str__(self) -> str:
-        try:
-            return str(Outcome(self.code).label)
-        except ValueError:
-            return self.code
+        # Looked up once per language: a record writes tens of thousands of these.
+        key = (self.code, translation.get_language())
+        label = _OUTCOME_LABELS.get(key)
+        if label is None:
+            label = _OUTCOME_LABELS[key] = (
+                str(Outcome(self.code).label) if self.code in Outcome.values else self.code
+            )
+        return label
+
+
+_OUTCOME_LABELS: dict[tuple[str, str | None], str] = {}
 
 
 def _tier_label(code: str) -> str:
@@ -128,65 +137,66 @@ def table_rows(snapshot: dict[str, Any], table: str) -> list[list[object]]:
     return rows
 
 
-def to_csv(rows: list[list[object]]) -> bytes:
+def plain_rows(rows: list[list[object]]) -> list[list[object]]:
+    """What each cell holds (see _plain): made once where a table is written twice."""
+    return [[_plain(v) for v in row] for row in rows]
+
+
+def to_csv(rows: list[list[object]], *, plain: list[list[object]] | None = None) -> bytes:
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows([[_plain(v) for v in row] for row in rows])
+    csv.writer(buffer, lineterminator="\n").writerows(plain or plain_rows(rows))
     return ("\ufeff" + buffer.getvalue()).encode()  # a BOM so spreadsheets read UTF-8
 
 
-def to_xlsx(rows: list[list[object]], title: str, *, created: datetime | None = None) -> bytes:
+def to_xlsx(
+    rows: list[list[object]],
+    title: str,
+    *,
+    created: datetime | None = None,
+    plain: list[list[object]] | None = None,
+) -> bytes:
     """A sheet a procurement team can work in: bold frozen header row with filters, columns
     as wide as their content (within reason), outcome cells coloured. `created`: the date the
     file says it was made and last changed (now, if not given).
 
-    Written in openpyxl's write-only mode, row by row, without a cell object per value kept
-    in memory: a sheet's full record (10,000 rows and more) takes a fraction of the time
-    (docs/performance.md). Widths are measured in a first pass, since columns are declared
-    before the rows."""
-    plain = [[_plain(v) for v in row] for row in rows]
-    widths: dict[int, int] = {}
+    Written by workbench/xlsx.py, a row at a time as text: a sheet's full record (10,000 rows
+    and more) takes a fraction of a second (docs/performance.md). Widths are measured in a
+    first pass, since columns are declared before the rows. `plain`: plain_rows(rows), where
+    the caller has it already."""
+    plain = plain or plain_rows(rows)
+    widths: list[int] = []
     for row in plain:
-        for index, value in enumerate(row, start=1):
+        for index, value in enumerate(row):
             text = str(value)
             # CJK characters take about two columns.
-            width = (
-                len(text) if text.isascii() else sum(2 if ord(ch) > 0x2E80 else 1 for ch in text)
-            )
-            if width > widths.get(index, 0):
+            width = len(text) if text.isascii() else len(text) + len(WIDE.findall(text))
+            if index == len(widths):
+                widths.append(width)
+            elif width > widths[index]:
                 widths[index] = width
-    book = Workbook(write_only=True)
-    if created is not None:
-        book.properties.created = book.properties.modified = created
-    sheet = book.create_sheet(title[:31])
-    for index, width in widths.items():
-        sheet.column_dimensions[get_column_letter(index)].width = min(max(width + 2, 8), 60)
-    if rows:
-        sheet.freeze_panes = "A2"
-        sheet.auto_filter.ref = f"A1:{get_column_letter(len(rows[0]))}{len(rows)}"
-    fills = {code: PatternFill("solid", fgColor=colour) for code, colour in OUTCOME_FILLS.items()}
-    bold = Font(bold=True)
+    codes = list(OUTCOME_FILLS)
+    styles = [xlsx.Style(bold=True), *(xlsx.Style(fill=OUTCOME_FILLS[code]) for code in codes)]
+    fill_of = {code: index for index, code in enumerate(codes, start=2)}
+    written: list[list[object]] = []
     for number, (row, values) in enumerate(zip(rows, plain, strict=True)):
         if number == 0:
-            sheet.append([_styled(sheet, value, font=bold) for value in values])
+            written.append([xlsx.Styled(value, 1) for value in values])
             continue
-        sheet.append(
+        written.append(
             [
-                _styled(sheet, shown, fill=fills[value.code])
-                if isinstance(value, OutcomeCell) and value.code in fills
+                xlsx.Styled(shown, fill_of[value.code])
+                if isinstance(value, OutcomeCell) and value.code in fill_of
                 else shown
                 for value, shown in zip(row, values, strict=True)
             ]
         )
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
-
-
-def _styled(sheet: Any, value: object, **style: object) -> WriteOnlyCell:
-    cell = WriteOnlyCell(sheet, value=value)
-    for name, given in style.items():
-        setattr(cell, name, given)
-    return cell
+    return xlsx.workbook(
+        written,
+        title,
+        created=created or timezone.now().replace(microsecond=0, tzinfo=None),
+        styles=styles,
+        widths=[min(max(width + 2, 8), 60) for width in widths],
+    )
 
 
 def _plain(value: object) -> object:

@@ -219,7 +219,8 @@ def sheet_html(
             "sheet": sheet,
             "sheet_date": sheet.created_at.date().isoformat(),
             "s": snapshot,
-            **_summary_context(snapshot),
+            # The sign-off page alone (sealing) prints none of the body.
+            **({} if signoff_only else _summary_context(snapshot)),
             "keywords": sheet_keywords(sheet),
             "probes": {p["candidate"]: p for p in snapshot.get("probe_facts", [])},
             "required_role_labels": [str(TeamRole(r).label) for r in sheet.required_roles],
@@ -237,7 +238,7 @@ def sheet_html(
                 "reports/pdf/decision.html",
                 {
                     **common,
-                    **decision.decision_context(snapshot),
+                    **({} if signoff_only else decision.decision_context(snapshot)),
                     "has_terms": any(c.get("terms") for c in snapshot["candidates"]),
                     "evidence_count": len(snapshot.get("evidence", [])),
                     "unassigned_word": _("unassigned"),
@@ -246,7 +247,8 @@ def sheet_html(
                 },
             )
         return render_to_string(
-            "reports/pdf/sheet.html", {**common, **_full_context(snapshot, parts)}
+            "reports/pdf/sheet.html",
+            {**common, **({} if signoff_only else _full_context(snapshot, parts))},
         )
 
 

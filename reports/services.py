@@ -36,7 +36,7 @@ from reports.selectors import (
     sheet_work_is_stuck,
     signer_refusal,
 )
-from reports.snapshot import FINGERPRINT_LANGUAGE, content_fingerprint, snapshot_and_hash
+from reports.snapshot import snapshot_with_fingerprint
 from workbench.queue import send
 from workbench.storage import files_removed_on_failure
 
@@ -94,7 +94,9 @@ def sheet_generate(
             )
             % {"count": waiting}
         )
-    snapshot, text, digest = snapshot_and_hash(locked, language=language, candidate_slugs=slugs)
+    snapshot, text, digest, fingerprint = snapshot_with_fingerprint(
+        locked, language=language, candidate_slugs=slugs
+    )
     with translation.override(language):
         gaps = readiness(snapshot)
     reason = acknowledgement.strip()
@@ -112,11 +114,6 @@ def sheet_generate(
             }
         )
     acknowledged = bool(gaps and reason)
-    fingerprint = (
-        digest
-        if language == FINGERPRINT_LANGUAGE
-        else content_fingerprint(locked, candidate_slugs=slugs)
-    )
     revision = (Sheet.objects.filter(project=project).aggregate(m=Max("revision"))["m"] or 0) + 1
     sheet = Sheet.objects.create(
         project=project,
@@ -222,6 +219,7 @@ def _claim(sheet_id: int, *, waiting: str, becomes: str) -> Sheet | None:
         current = (
             Sheet.objects.select_for_update(of=("self",))
             .select_related("project")
+            .defer("snapshot_json")  # read when the record is made; sealing needs none of it
             .filter(pk=sheet_id)
             .first()
         )

@@ -7,6 +7,7 @@ sheet shows: moving the project to its review phase, say, leaves open revisions 
 
 import hashlib
 import json
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -74,16 +75,30 @@ def build_snapshot(
     project: Project, *, language: str, candidate_slugs: list[str]
 ) -> dict[str, Any]:
     """Everything the sheet shows, in plain data, for the chosen candidates (all if none)."""
-    with translation.override(language):
-        return _build(project, language, candidate_slugs)
+    return _build(project, language, _read(project, candidate_slugs))
 
 
-def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[str, Any]:
+@dataclass
+class _Read:
+    """The rows a snapshot is made of that read the same in every language: a revision's
+    snapshot and its fingerprint (the same in FINGERPRINT_LANGUAGE) share one reading."""
+
+    summaries: list[poc_selectors.CandidateSummary]
+    actions: list[AcceptanceAction]
+    outcomes: dict[tuple[int, int], str]
+    shortlist: list[Candidate]
+    evidence: list[tuple[Any, ...]]
+
+    @property
+    def chosen(self) -> list[Candidate]:
+        return [s.candidate for s in self.summaries]
+
+
+def _read(project: Project, candidate_slugs: list[str]) -> _Read:
     summaries = poc_selectors.comparison_for_project(project, include_all=True)
     if candidate_slugs:
         summaries = [s for s in summaries if s.candidate.slug in candidate_slugs]
     chosen = [s.candidate for s in summaries]
-    terms = procurement_selectors.terms_frozen(chosen)
     actions = list(
         AcceptanceAction.objects.filter(project=project)
         .select_related("requirement")
@@ -97,7 +112,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "candidate_id", "action_id", "outcome"
         )
     }
-    shortlist = (
+    shortlist = list(
         Candidate.objects.filter(project=project)
         .select_related("solution")
         .order_by("position", "pk")
@@ -108,7 +123,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
         "result_id"
     )
     # Plain values, not model instances: a large project freezes tens of thousands of items.
-    evidence = (
+    evidence = list(
         Evidence.objects.filter(project=project, result_id__in=frozen_results)
         .order_by("uploaded_at", "pk")
         .values_list(
@@ -125,7 +140,25 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
             "carried_from__result_id",
             "superseded",
         )
+        .iterator(chunk_size=2000)
     )
+    return _Read(summaries, actions, outcomes, shortlist, evidence)
+
+
+def _build(project: Project, language: str, read: _Read) -> dict[str, Any]:
+    with translation.override(language):
+        return _labelled(project, language, read)
+
+
+def _labelled(project: Project, language: str, read: _Read) -> dict[str, Any]:
+    summaries, actions, outcomes, shortlist = (
+        read.summaries,
+        read.actions,
+        read.outcomes,
+        read.shortlist,
+    )
+    chosen = read.chosen
+    terms = procurement_selectors.terms_frozen(chosen)
     questions = {a.pk: a.question_text for a in actions}
     # Cells nobody has recorded anything for, told apart from a deliberate "not covered".
     tried: dict[int, int] = {c.pk: 0 for c in chosen}
@@ -230,7 +263,7 @@ def _build(project: Project, language: str, candidate_slugs: list[str]) -> dict[
                 uploaded_at,
                 carried_from,
                 superseded,
-            ) in evidence.iterator(chunk_size=2000)
+            ) in read.evidence
         ],
         "probe_facts": _probe_facts(project, chosen),
     }
@@ -395,18 +428,38 @@ def _effort_by_team(summary: poc_selectors.CandidateSummary) -> list[dict[str, s
     return [{"team": team, "days": str(days)} for team, days in sorted(totals.items())]
 
 
+def _hashed(project: Project, language: str, read: _Read) -> tuple[dict[str, Any], str, str]:
+    text = canonical_json(_build(project, language, read))
+    return json.loads(text), text, sha256_hex(text)
+
+
 def snapshot_and_hash(
     project: Project, *, language: str, candidate_slugs: list[str]
 ) -> tuple[dict[str, Any], str, str]:
-    snapshot = build_snapshot(project, language=language, candidate_slugs=candidate_slugs)
-    text = canonical_json(snapshot)
-    return json.loads(text), text, sha256_hex(text)
+    return _hashed(project, language, _read(project, candidate_slugs))
 
 
 # Labels in a snapshot are translated text, so a translation update would change a sheet's
 # hash without changing anything it says. Whether a project has moved on since a revision is
 # therefore judged on the same snapshot in the language of the source code.
 FINGERPRINT_LANGUAGE = "en"
+
+
+def snapshot_with_fingerprint(
+    project: Project, *, language: str, candidate_slugs: list[str]
+) -> tuple[dict[str, Any], str, str, str]:
+    """A new revision's snapshot, its text and hash, and its fingerprint, from one reading of
+    the project (the labels are made twice, the rows read once)."""
+    read = _read(project, candidate_slugs)
+    snapshot, text, digest = _hashed(project, language, read)
+    if language == FINGERPRINT_LANGUAGE:
+        return snapshot, text, digest, digest
+    return (
+        snapshot,
+        text,
+        digest,
+        sha256_hex(canonical_json(_build(project, FINGERPRINT_LANGUAGE, read))),
+    )
 
 
 def content_fingerprint(project: Project, *, candidate_slugs: list[str]) -> str:

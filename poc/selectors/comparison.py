@@ -23,7 +23,6 @@ from poc.models import (
     Outcome,
     Responsibility,
     ResponsibilityArea,
-    Result,
     ResultCell,
 )
 from poc.selectors.matrix import LISTED_OUTCOMES, OUTCOME_ORDER, candidates_in_play, outcome_counts
@@ -46,7 +45,6 @@ def ordered_counts(counts: dict[str, int]) -> list[tuple[str, int]]:
 class CandidateSummary:
     candidate: Candidate
     counts: dict[str, int]
-    passed: list[ResultCell] = field(default_factory=list)
     failed: list[ResultCell] = field(default_factory=list)
     needs_integration: list[ResultCell] = field(default_factory=list)
     not_covered: list[AcceptanceAction] = field(default_factory=list)
@@ -76,19 +74,20 @@ def comparison_for_project(
         .select_related("requirement")
         .order_by("requirement__position", "requirement__pk", "position", "pk")
     )
-    cells = list(
-        ResultCell.objects.filter(project=project, candidate__in=candidates).only(
-            "candidate_id", "action_id", "outcome", "result_id"
-        )
-    )
-    # Only failures and integration needs show their result's details: load just those.
-    detailed = {Outcome.FAILED, Outcome.NEEDS_INTEGRATION}
-    results = Result.objects.in_bulk([c.result_id for c in cells if c.outcome in detailed])
-    by_candidate: dict[int, dict[int, ResultCell]] = defaultdict(dict)
-    for loaded in cells:
-        if loaded.result_id in results:
-            loaded.result = results[loaded.result_id]
-        by_candidate[loaded.candidate_id][loaded.action_id] = loaded
+    # Every cell's outcome as plain values; model instances (with their results) only for
+    # failures and integration needs, the cells whose details are shown.
+    outcomes: dict[int, dict[int, str]] = defaultdict(dict)
+    for candidate_id, action_id, outcome in ResultCell.objects.filter(
+        project=project, candidate__in=candidates
+    ).values_list("candidate_id", "action_id", "outcome"):
+        outcomes[candidate_id][action_id] = outcome
+    detailed: dict[int, dict[int, ResultCell]] = defaultdict(dict)
+    for loaded in ResultCell.objects.filter(
+        project=project,
+        candidate__in=candidates,
+        outcome__in=[Outcome.FAILED, Outcome.NEEDS_INTEGRATION],
+    ).select_related("result"):
+        detailed[loaded.candidate_id][loaded.action_id] = loaded
     responsibilities: dict[int, dict[str, Responsibility]] = defaultdict(dict)
     for row in Responsibility.objects.filter(candidate__in=candidates):
         responsibilities[row.candidate_id][row.area] = row
@@ -99,23 +98,30 @@ def comparison_for_project(
             counts=dict.fromkeys(Outcome.values, 0),
             responsibilities=responsibilities[candidate.pk],
         )
-        candidate_cells = by_candidate[candidate.pk]
+        candidate_outcomes = outcomes[candidate.pk]
+        candidate_cells = detailed[candidate.pk]
         for action in actions:
-            cell: ResultCell | None = candidate_cells.get(action.pk)
-            if cell is not None:
-                cell.action = action  # already loaded: no query per cell
-            outcome = cell.outcome if cell else Outcome.NOT_COVERED
+            outcome = candidate_outcomes.get(action.pk, Outcome.NOT_COVERED)
             summary.counts[outcome] += 1
-            if cell is None or outcome == Outcome.NOT_COVERED:
+            if outcome == Outcome.NOT_COVERED:
                 summary.not_covered.append(action)
             elif outcome == Outcome.PASSED:
-                summary.passed.append(cell)
-            elif outcome == Outcome.FAILED:
-                summary.failed.append(cell)
+                continue
             else:
-                summary.needs_integration.append(cell)
+                cell = candidate_cells.get(action.pk) or _cell_recorded_meanwhile(candidate, action)
+                cell.action = action  # already loaded: no query per cell
+                if outcome == Outcome.FAILED:
+                    summary.failed.append(cell)
+                else:
+                    summary.needs_integration.append(cell)
         summaries.append(summary)
     return summaries
+
+
+def _cell_recorded_meanwhile(candidate: Candidate, action: AcceptanceAction) -> ResultCell:
+    """A cell that became a failure or an integration need between the two reads above (a
+    result recorded at that moment, outside a transaction): read on its own."""
+    return ResultCell.objects.select_related("result").get(candidate=candidate, action=action)
 
 
 # Failures and integration needs listed per candidate on the comparison page; the counts
