@@ -77,6 +77,8 @@ def results_rows(snapshot: dict[str, Any]) -> list[list[object]]:
             str(_("What must be integrated")),
             str(_("Owning team")),
             str(_("Effort (person-days)")),
+            str(_("Kind of delivery")),
+            str(_("Delivered by")),
             str(_("Evidence")),
         ]
     ]
@@ -101,6 +103,8 @@ def results_rows(snapshot: dict[str, Any]) -> list[list[object]]:
                     need.get("what", ""),
                     need.get("owner_team", ""),
                     need.get("effort_days", ""),
+                    need.get("delivery", ""),
+                    need.get("delivered_by", ""),
                     " | ".join(evidence.get((slug, key), [])),
                 ]
             )

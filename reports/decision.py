@@ -22,6 +22,9 @@ from reports.exports import OUTCOME_ORDER
 from reports.procurement.frozen import frozen_charts
 
 GROUP_LIMIT = 25  # rows of one kind per group of questions before the rest is counted
+# Integration needs nobody is named to deliver, named per candidate before the rest is counted
+# (every one is in the attached results, with its empty "delivered by").
+NOBODY_SHOWN = 10
 RISKS_PER_KIND = 5  # failed must-haves per candidate in the risk register before a count
 IMPORTANCE_RANK = {"must": 0, "should": 1, "could": 2}
 EXCEPTIONS = ("failed", "needs_integration")
@@ -229,6 +232,7 @@ def decision_context(snapshot: dict[str, Any]) -> dict[str, Any]:
         "readiness_gaps": readiness(snapshot),
         "risks": risk_register(snapshot, cards),
         "group_limit": GROUP_LIMIT,
+        "nobody_shown": NOBODY_SHOWN,
         "areas": _area_table(snapshot),
         "cost_charts": frozen_charts(snapshot.get("costs")),
     }

@@ -36,6 +36,7 @@ def delivery_split(
     days = dict.fromkeys(kinds, Decimal(0))
     cost: dict[str, Decimal | None] = dict.fromkeys(kinds, Decimal(0))
     nobody = []
+    teams = {value: str(label) for value, label in TeamRole.choices}  # once, not per need
     for cell in needs:
         result = cell.result
         kind = result.integration_delivery or UNCLASSIFIED
@@ -52,9 +53,7 @@ def delivery_split(
                 {
                     "action": cell.action.key,
                     "what": result.integration_what,
-                    "owner_team": str(TeamRole(result.integration_owner_team).label)
-                    if result.integration_owner_team in TeamRole.values
-                    else "",
+                    "owner_team": teams.get(result.integration_owner_team, ""),
                 }
             )
     for area in responsibilities:

@@ -38,3 +38,12 @@ def verdict_word(value: str) -> str:
         return gettext(str(Verdict(value).label))
     except ValueError:
         return value or "—"
+
+
+@register.filter
+def beyond(items: object, shown: int) -> int:
+    """How many of `items` are left once the first `shown` are listed."""
+    try:
+        return max(0, len(items) - int(shown))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0

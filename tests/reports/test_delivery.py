@@ -133,3 +133,54 @@ def test_a_team_without_a_day_rate_leaves_the_cost_unknown(evaluation) -> None:
     assert custom["kind"] == "custom" and custom["cost"] is None
     assert volcano["delivery"]["nobody"] == []
     assert "no day rate" in _text(sheet)
+
+
+def test_a_long_list_of_needs_nobody_delivers_is_cut_and_the_record_names_them_all() -> None:
+    """The body names the first ten per candidate and counts the rest; the attached results
+    carry every need's kind of delivery and who delivers it (empty: nobody)."""
+    from django.template.loader import render_to_string
+
+    from reports.attachments import results_rows
+    from reports.decision import NOBODY_SHOWN
+
+    nobody = [{"action": f"a{i}", "what": f"need {i}", "owner_team": "Platform"} for i in range(13)]
+    candidate = {
+        "slug": "volcano",
+        "solution": "Volcano",
+        "version": "1.9",
+        "delivery": {
+            "rows": [{"kind": "", "label": "not classified", "items": 13}],
+            "nobody": nobody,
+        },
+    }
+    html = render_to_string(
+        "reports/pdf/_delivery.html",
+        {"s": {"candidates": [candidate]}, "nobody_shown": NOBODY_SHOWN},
+    )
+    flat = re.sub(r"\s+", " ", html)
+    assert "need 9 (Platform); and 3 more, listed in the attached results" in flat
+    assert "need 10" not in flat
+    snapshot = {
+        "matrix": {
+            "columns": ["volcano"],
+            "actions": [{"key": "a1", "question": "Q1?"}, {"key": "a2", "question": "Q2?"}],
+            "rows": [["needs_integration"], ["needs_integration"]],
+        },
+        "candidates": [
+            {
+                **candidate,
+                "failed": [],
+                "needs_integration": [
+                    {"action": "a1", "what": "LDAP", "owner_team": "Platform", "effort_days": "2",
+                     "delivery": "custom development", "delivered_by": "our platform team"},
+                    {"action": "a2", "what": "SSO", "owner_team": "Platform", "effort_days": "1",
+                     "delivery": "", "delivered_by": ""},
+                ],
+            }
+        ],
+    }  # fmt: skip
+    header, first, second = results_rows(snapshot)
+    delivered = header.index("Delivered by")
+    assert header[delivered - 1] == "Kind of delivery"
+    assert first[delivered - 1 : delivered + 1] == ["custom development", "our platform team"]
+    assert second[delivered - 1 : delivered + 1] == ["", ""]
