@@ -78,7 +78,9 @@ def sheet_generate(
         raise ValidationError(
             {"candidates": _("Unknown candidates: %(slugs)s.") % {"slugs": ", ".join(unknown)}}
         )
-    locked = Project.objects.select_for_update().get(pk=project.pk)  # serialise revisions
+    locked = Project.objects.select_for_update(no_key=True).get(
+        pk=project.pk
+    )  # serialise revisions
     slugs = sheet_candidates(locked, candidate_slugs or [])
     missing = sheet_missing(locked, slugs)
     if missing:
@@ -527,7 +529,7 @@ def sheets_recover_stuck(*, limit: int = 50) -> int:
 def freeze_refresh(*, project_id: int) -> None:
     """Point the project's freeze at its open revision (or at none). Called whenever a
     revision opens or closes, and when a project admin turns the freeze on or off."""
-    project = Project.objects.select_for_update().get(pk=project_id)
+    project = Project.objects.select_for_update(no_key=True).get(pk=project_id)
     held = open_revision(project_id) if project.review_freeze else None
     revision, at = (held.revision, held.created_at) if held is not None else (None, None)
     if (project.frozen_revision, project.frozen_at) != (revision, at):
@@ -538,7 +540,7 @@ def freeze_refresh(*, project_id: int) -> None:
 def review_freeze_set(*, project: Project, frozen: bool, actor: User) -> Project:
     """Freeze for sign-off (project admins): while a revision is open, edits to what it froze
     are refused until it is sealed, rejected or withdrawn."""
-    locked = Project.objects.select_for_update().get(pk=project.pk)
+    locked = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
     if locked.review_freeze != frozen:
         Project.objects.filter(pk=project.pk).update(review_freeze=frozen)
         event_record(

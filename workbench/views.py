@@ -46,30 +46,63 @@ def _database_unreachable(exc: BaseException | None) -> bool:
     return False
 
 
+# Seconds a client is asked to wait when the database gave a request up for a conflicting one.
+DATABASE_BUSY_RETRY_AFTER_S = 1
+
+
+# Besides class 40 (transaction rollback: deadlock, serialization failure): lock not
+# available (a lock timeout), query cancelled (a statement timeout).
+BUSY_STATES = {"55P03", "57014"}
+
+
+def _database_busy(exc: BaseException | None) -> bool:
+    """The database was up but gave this request's transaction up for another one: a deadlock
+    or serialization failure broken by PostgreSQL, a lock or statement timeout, SQLite's
+    "database is locked". Trying again soon succeeds."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        state = getattr(exc, "sqlstate", None) or ""  # psycopg's errors carry PostgreSQL's code
+        if state.startswith("40") or state in BUSY_STATES or "database is locked" in str(exc):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def server_error(request: HtmxHttpRequest) -> HttpResponse:
-    """The last answer to an uncaught exception. A database that cannot be reached is not a
-    fault of this request: 503 with Retry-After, so clients (the CI client among them) try
-    again; the request's transaction was rolled back, so nothing of it was half saved. Anything
-    else is the usual 500 page."""
+    """The last answer to an uncaught exception. A database that cannot be reached, or that
+    gave this request up for a conflicting one (busy), is not a fault of this request: 503
+    with Retry-After, so clients (the CI client among them) try again; the request's
+    transaction was rolled back, so nothing of it was half saved. Anything else is the usual
+    500 page."""
     import sys
 
     from django.template import loader
     from django.views.defaults import server_error as default_server_error
 
-    if not _database_unreachable(sys.exc_info()[1]):
+    failure = sys.exc_info()[1]
+    if not _database_unreachable(failure):
         return default_server_error(request)
-    message = _(
-        "The database cannot be reached just now. Nothing of this request was half saved: "
-        "try again in a few seconds (a post repeated with the same Idempotency-Key is stored "
-        "once)."
-    )
+    busy = _database_busy(failure)
+    if busy:
+        message = _(
+            "The database was busy with another change to this project and gave this request "
+            "up. Nothing of it was saved: try again in a moment (a post repeated with the same "
+            "Idempotency-Key is stored once)."
+        )
+    else:
+        message = _(
+            "The database cannot be reached just now. Nothing of this request was half saved: "
+            "try again in a few seconds (a post repeated with the same Idempotency-Key is "
+            "stored once)."
+        )
     response: HttpResponse
     if request.path.startswith("/api/"):
         response = JsonResponse({"detail": message}, status=503)
     else:
         html = loader.get_template("503.html").render({"message": message})
         response = HttpResponse(html, status=503)
-    response["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    response["Retry-After"] = str(DATABASE_BUSY_RETRY_AFTER_S if busy else DATABASE_RETRY_AFTER_S)
     response["Cache-Control"] = "no-store"
     return response
 

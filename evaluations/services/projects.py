@@ -111,7 +111,7 @@ def project_signing_roles_set(
             }
         )
     chosen = [r for r in order if r in roles]
-    project = Project.objects.select_for_update().get(pk=project.pk)
+    project = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
     before = {
         "signing_roles": list(project.signing_roles),
         "one_signer_many_roles": project.one_signer_many_roles,
@@ -231,7 +231,7 @@ def project_recommendation_set(
         )
     if candidates and not reason.strip():
         raise ValidationError({"reason": _("Say why these candidates are recommended.")})
-    locked = Project.objects.select_for_update().get(pk=project.pk)
+    locked = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
     # A new review-by date lies ahead; a date set before and now past may stay (it is due).
     today = timezone.localdate()
     if review_by is not None and review_by != locked.review_by and review_by <= today:

@@ -47,7 +47,7 @@ def candidate_add(
     """Put a catalog solution on a project's shortlist (once: a solution already there is
     refused, naming the candidate that holds it)."""
     scope_edit_guard(project)
-    Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise adds
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).first()  # serialise adds
     held = Candidate.objects.filter(project=project, solution=solution).first()
     if held is not None:
         raise ValidationError(

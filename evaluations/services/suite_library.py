@@ -99,7 +99,9 @@ def template_set_apply(
     team has since edited or renamed it. Teams edit the copies freely.
     """
     scope_edit_guard(project)
-    Project.objects.select_for_update().filter(pk=project.pk).first()  # serialise applies
+    Project.objects.select_for_update(no_key=True).filter(
+        pk=project.pk
+    ).first()  # serialise applies
     plan = template_set_plan(project=project, template_set=template_set)
     suffix = "zh" if is_chinese(language) else "en"
     requirements_created = actions_created = 0

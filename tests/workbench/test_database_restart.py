@@ -250,3 +250,32 @@ def test_unreachable_means_a_connection_error_even_as_a_cause() -> None:
     assert not _database_unreachable(IntegrityError("duplicate key"))
     assert not _database_unreachable(ValueError("a bug"))
     assert not _database_unreachable(None)
+
+
+def test_a_request_the_database_gave_up_for_another_says_busy_not_unreachable(
+    monkeypatch: pytest.MonkeyPatch, db: None
+) -> None:
+    """A deadlock PostgreSQL broke (or a lock timeout) is the database busy, not down: 503 with a
+    short Retry-After and a message that says so."""
+    from psycopg import errors as pg
+
+    from evaluations.api.views import ProjectListApi
+    from workbench import views
+
+    def gave_up(request: object) -> None:
+        try:
+            raise pg.DeadlockDetected("deadlock detected")
+        except pg.DeadlockDetected as exc:
+            raise OperationalError("deadlock detected") from exc
+
+    assert views._database_busy(OperationalError("x").with_traceback(None)) is False
+    locked = OperationalError("database is locked")  # SQLite's word for it
+    assert views._database_busy(locked) and views._database_unreachable(locked)
+    client = Client(raise_request_exception=False)
+    monkeypatch.setattr(ProjectListApi, "initial", lambda self, request, *a, **k: gave_up(request))
+    api = client.get("/api/v1/projects/")
+    assert api.status_code == 503 and api["Retry-After"] == "1"
+    assert "busy with another change" in api.json()["detail"]
+    monkeypatch.setattr(views, "redirect", gave_up)
+    page = client.get("/")
+    assert page.status_code == 503 and "busy with another change" in page.content.decode()
