@@ -26,6 +26,7 @@ from reports.models import (
     SignOff,
 )
 from reports.phases import project_phase_refresh, project_phases_refresh
+from reports.render_caps import TooManyRenders, render_room_check
 from reports.selectors import (
     STUCK_AFTER,
     open_revision,
@@ -45,10 +46,6 @@ LANGUAGES = ("en", "zh-hans")
 SHEET_RENDER_TASK = "reports.tasks.sheet_render_task"
 SHEET_SEAL_TASK = "reports.tasks.sheet_seal_task"
 MAX_PENDING_RENDERS = 3  # per project: more waits until the worker has caught up
-
-
-class TooManyRenders(ValidationError):
-    """The project already has as many sheets waiting for the worker as it may."""
 
 
 @transaction.atomic
@@ -85,17 +82,7 @@ def sheet_generate(
     missing = sheet_missing(locked, slugs)
     if missing:
         raise ValidationError(missing)
-    waiting = Sheet.objects.filter(
-        project=project, status__in=[SheetStatus.PENDING, SheetStatus.RENDERING]
-    ).count()
-    if waiting >= MAX_PENDING_RENDERS:
-        raise TooManyRenders(
-            _(
-                "%(count)s sheets of this project are still waiting to be rendered: try again "
-                "once they are ready."
-            )
-            % {"count": waiting}
-        )
+    render_room_check(project, actor, token, per_project=MAX_PENDING_RENDERS)
     snapshot, text, digest, fingerprint = snapshot_with_fingerprint(
         locked, language=language, candidate_slugs=slugs
     )
@@ -583,6 +570,7 @@ def sheet_withdraw(*, sheet: Sheet, actor: User, reason: str) -> Sheet:
 
 
 __all__ = [
+    "TooManyRenders",
     "sheets_recover_stuck",
     "freeze_refresh",
     "review_freeze_set",

@@ -5,6 +5,7 @@ broker. `DJANGO_ENV=production` switches to hardened settings and refuses to sta
 real secret key and allowed hosts. Every variable is documented in README.md.
 """
 
+import os
 from datetime import timedelta
 from ipaddress import ip_network
 from pathlib import Path
@@ -390,6 +391,13 @@ SHEET_PARTS_ABOVE = env_int("SHEET_PARTS_ABOVE", 4000, minimum=0)
 # probe facts, costs) may add up to; a larger record fails the render, saying the sizes.
 SHEET_ATTACHMENTS_MAX_BYTES = env_int(
     "SHEET_ATTACHMENTS_MAX_BYTES", 200 * 1024 * 1024, minimum=1024 * 1024
+)
+# Revisions waiting for the worker at once, per person (over every project) and on the whole
+# instance (about twice what the workers lay out at once: Celery runs one per core by default);
+# one more is refused, saying which cap it met (reports/render_caps.py).
+SHEET_RENDERS_PER_PERSON = env_int("SHEET_RENDERS_PER_PERSON", 3, minimum=1)
+SHEET_RENDERS_PER_INSTANCE = env_int(
+    "SHEET_RENDERS_PER_INSTANCE", 2 * max(1, os.cpu_count() or 1), minimum=1
 )
 # How long the API remembers an Idempotency-Key's response for replays.
 IDEMPOTENCY_KEEP_HOURS = env_int("IDEMPOTENCY_KEEP_HOURS", 48, minimum=1)

@@ -13,6 +13,8 @@ class TokenScope(models.TextChoices):
     RESULTS_WRITE = "results:write", _("Post PoC results")
     PROBES_WRITE = "probes:write", _("Post GPU probe output")
     COSTS_WRITE = "costs:write", _("Write terms and costs")
+    # Starting work on a registered cluster: not implied by probes:write (posting output).
+    CLUSTERS_RUN = "clusters:run", _("Start probe runs on registered clusters")
 
 
 class ApiToken(models.Model):
@@ -43,7 +45,10 @@ class ApiToken(models.Model):
         unknown = [s for s in self.scopes if s not in TokenScope.values]
         if unknown or not self.scopes:
             raise ValidationError(
-                {"scopes": _("Choose one or more of: read, results:write, probes:write.")}
+                {
+                    "scopes": _("Choose one or more of: %(scopes)s.")
+                    % {"scopes": ", ".join(TokenScope.values)}
+                }
             )
 
 

@@ -35,7 +35,8 @@ def bearer(suite) -> str:
 
     # Every scope, so that bodies reach the code that reads them (probe bundles included).
     _client, _token, raw = token_client(
-        suite["alpha"], scopes=("read", "results:write", "probes:write", "costs:write")
+        suite["alpha"],
+        scopes=("read", "results:write", "probes:write", "costs:write", "clusters:run"),
     )
     return raw
 

@@ -65,7 +65,8 @@ def _check(openapi: dict[str, Any], path: str, method: str, response: Any) -> No
 
 def test_every_documented_answer_matches_a_real_one(evaluation, openapi) -> None:
     client, _token, _raw = token_client(
-        evaluation["alpha"], scopes=("read", "results:write", "probes:write", "costs:write")
+        evaluation["alpha"],
+        scopes=("read", "results:write", "probes:write", "costs:write", "clusters:run"),
     )
     volcano, actions = evaluation["volcano"], evaluation["actions"]
     called: set[tuple[str, str]] = set()

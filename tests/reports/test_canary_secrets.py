@@ -57,7 +57,7 @@ def test_canary_secrets_appear_nowhere(
 
     # An API token, used for good and bad requests.
     client, _token, raw_token = token_client(
-        alpha, scopes=("read", "results:write", "probes:write")
+        alpha, scopes=("read", "results:write", "probes:write", "clusters:run")
     )
     rows = [{"candidate": "volcano", "action": "quota-hit", "outcome": "passed"}]
     answers.append(post_results(client, "alpha", payload(rows)).content.decode())

@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--scopes",
             default="read,results:write",
-            help="comma-separated: read, results:write, probes:write",
+            help="comma-separated: read, results:write, probes:write, costs:write, clusters:run",
         )
         parser.add_argument(
             "--for",

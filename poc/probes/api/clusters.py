@@ -1,5 +1,5 @@
 """Registered clusters over the API: list them (never their secrets), and start a probe run
-(a token with the probes:write scope, or a member who may write)."""
+(a token with the clusters:run scope, or a member who may write)."""
 
 from typing import Any
 
@@ -85,7 +85,7 @@ class ClusterRunApi(APIView):
         cluster = selectors.cluster_with_project(cluster_id)
         if cluster is None:
             raise Http404
-        api_project(request, cluster.project.slug, scope=TokenScope.PROBES_WRITE)
+        api_project(request, cluster.project.slug, scope=TokenScope.CLUSTERS_RUN)
         data = ClusterRunInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:

@@ -43,7 +43,7 @@ def test_listing_names_the_secrets_set_and_never_their_values(personas, cluster)
 
 
 def test_other_projects_tokens_get_404(personas, cluster) -> None:
-    client, _token, _raw = token_client(personas["beta"], scopes=("read", "probes:write"))
+    client, _token, _raw = token_client(personas["beta"], scopes=("read", "clusters:run"))
     assert client.get(reverse("api_clusters", args=["alpha"])).status_code == 404
     assert (
         client.post(reverse("api_cluster_run", args=[cluster.pk]), {}, format="json").status_code
@@ -52,16 +52,19 @@ def test_other_projects_tokens_get_404(personas, cluster) -> None:
     assert not ProbeRun.objects.exists()
 
 
-@pytest.mark.parametrize("scopes", [("read",), ("read", "results:write")])
-def test_starting_a_run_needs_probes_write(personas, cluster, scopes) -> None:
+@pytest.mark.parametrize(
+    "scopes", [("read",), ("read", "results:write"), ("read", "probes:write", "costs:write")]
+)
+def test_starting_a_run_needs_clusters_run(personas, cluster, scopes) -> None:
+    """Posting probe output (probes:write) does not imply starting work on a cluster."""
     client, _token, _raw = token_client(personas["alpha"], scopes=scopes)
     response = client.post(reverse("api_cluster_run", args=[cluster.pk]), {}, format="json")
-    assert response.status_code == 403 and "probes:write" in response.json()["detail"]
+    assert response.status_code == 403 and "clusters:run" in response.json()["detail"]
     assert not ProbeRun.objects.exists()
 
 
-def test_a_token_with_probes_write_queues_a_run(personas, cluster) -> None:
-    client, token, _raw = token_client(personas["alpha"], scopes=("probes:write",))
+def test_a_token_with_clusters_run_queues_a_run(personas, cluster) -> None:
+    client, token, _raw = token_client(personas["alpha"], scopes=("clusters:run",))
     response = client.post(reverse("api_cluster_run", args=[cluster.pk]), {}, format="json")
     assert response.status_code == 202, response.content
     run = ProbeRun.objects.get()
@@ -86,7 +89,7 @@ def test_controlled_failures_not_enabled_are_refused(personas, cluster) -> None:
         secrets={"bearer_token": "t"},
         actor=None,
     )
-    client, _token, _raw = token_client(personas["alpha"], scopes=("probes:write",))
+    client, _token, _raw = token_client(personas["alpha"], scopes=("clusters:run",))
     response = client.post(
         reverse("api_cluster_run", args=[kube.pk]), {"controlled_failures": True}, format="json"
     )
