@@ -35,6 +35,12 @@ REQUESTS = Counter(
     ["route", "method", "status"],
     registry=REGISTRY,
 )
+RATE_LIMITS_UNCHECKED = Counter(
+    "workbench_rate_limit_unchecked",
+    "API requests let through without their rate limit because the cache (Redis) could not "
+    "be reached.",
+    registry=REGISTRY,
+)
 LATENCY = Histogram(
     "workbench_http_request_duration_seconds",
     "Time to answer an HTTP request, by route pattern.",

@@ -6,6 +6,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from evaluations.api.access import request_token
+from workbench.metrics import RATE_LIMITS_UNCHECKED
 
 log = logging.getLogger(__name__)
 _last_warned = 0.0
@@ -16,8 +17,9 @@ class CallerRateThrottle(SimpleRateThrottle):
     """One budget per token (CI) or per user (browser); 429 with Retry-After past it.
 
     The counters live in the cache (Redis in production). When the cache cannot be reached,
-    requests are let through (results must still be stored) and the outage is logged once
-    every few minutes, not once per request."""
+    requests are let through (results must still be stored), each one counted in the metric
+    workbench_rate_limit_unchecked_total, and the outage is logged once every few minutes,
+    not once per request."""
 
     scope = "caller"
 
@@ -35,6 +37,7 @@ class CallerRateThrottle(SimpleRateThrottle):
         try:
             return super().allow_request(request, view)
         except Exception as exc:  # the cache's client raises its own errors (redis, memcached)
+            RATE_LIMITS_UNCHECKED.inc()
             _warn(exc)
             return True
 

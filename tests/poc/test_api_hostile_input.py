@@ -116,6 +116,12 @@ def test_the_api_keeps_storing_results_when_redis_is_down(suite, settings, caplo
         "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
     }
     settings.CACHES = caches
+    from workbench.metrics import REGISTRY
+
+    def unchecked() -> float:
+        return REGISTRY.get_sample_value("workbench_rate_limit_unchecked_total") or 0.0
+
+    before = unchecked()
     client, _, _ = token_client(suite["alpha"])
     for number in range(3):
         response = post_results(client, "alpha", payload([_row()], run=f"run-{number}"))
@@ -123,6 +129,7 @@ def test_the_api_keeps_storing_results_when_redis_is_down(suite, settings, caplo
     assert Result.objects.count() == 3
     warnings = [r for r in caplog.records if "rate limits are off" in r.getMessage()]
     assert len(warnings) <= 1
+    assert unchecked() - before == 3  # each request let through unchecked is counted
 
 
 def test_a_body_between_ten_and_twenty_mib_is_read_and_one_over_the_limit_is_json(suite) -> None:
