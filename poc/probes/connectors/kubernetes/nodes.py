@@ -5,6 +5,7 @@ from typing import Any
 
 from poc.probes.connectors.kubernetes.api import _Api
 from poc.probes.connectors.kubernetes.discovery import _cannot
+from poc.probes.connectors.kubernetes.mig import MIG_RESOURCE, mig_profiles, mig_warnings
 from poc.probes.connectors.kubernetes.values import GPU, _bool, _int
 from poc.probes.facts import MigDevice, NodeFacts, new_gpu, new_node
 
@@ -58,8 +59,9 @@ def _node_facts(node: dict[str, Any]) -> dict[str, Any]:
     mig = {
         resource: pair(resource)
         for resource in sorted(set(capacity) | set(allocatable))
-        if str(resource).startswith("nvidia.com/mig-")
+        if str(resource).startswith(MIG_RESOURCE)
     }
+    profiles = mig_profiles(labels, capacity, allocatable)
     ready: bool | None = None
     ready_status = ready_reason = None
     for condition in status.get("conditions") or []:
@@ -116,6 +118,7 @@ def _node_facts(node: dict[str, Any]) -> dict[str, Any]:
         any(entry and (entry["capacity"] or 0) > 0 for entry in advertised)
         or bool(gfd["gpu_present"])
         or (gfd["count"] or 0) > 0
+        or any(entry["count"] > 0 for entry in profiles.values())
     )
     info = status.get("nodeInfo") or {}
     taints = (node.get("spec") or {}).get("taints") or []
@@ -129,6 +132,9 @@ def _node_facts(node: dict[str, Any]) -> dict[str, Any]:
         "gpu": gpu,
         "gpu_shared": shared,
         "mig": mig,
+        # Per MIG profile: capacity, allocatable, GFD's count label and the devices counted
+        # (nodes read from allocatable and the labels, never from capacity alone).
+        "mig_profiles": profiles,
         "gfd": gfd,
         # The GPU model and the label it was read from: GFD's, else the cloud provider's.
         "model": labels[model_label] if model_label else None,
@@ -165,7 +171,10 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
     cloud = facts["cloud_labels"]
     capacity = (facts["gpu"] or {}).get("capacity")
     shared = (facts["gpu_shared"] or {}).get("capacity")
-    mig_total = sum((entry or {}).get("capacity") or 0 for entry in facts["mig"].values())
+    # MIG devices from allocatable and GFD's labels: capacity may keep a profile that no
+    # longer exists, and a node GFD labelled before the device plugin advertised anything
+    # counts too.
+    mig_total = sum(entry["count"] for entry in facts["mig_profiles"].values())
     labelled, replicas = gfd["count"], gfd["replicas"]
     count_label = "gpu.count label"
     if labelled is None:
@@ -243,6 +252,7 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
         count = labelled
         if count:
             warnings.append("GPUs are labelled but no nvidia.com/gpu resource is advertised")
+    warnings.extend(mig_warnings(facts["mig_profiles"], gfd))
     for index in range(count or 0):
         gpu = new_gpu(
             index=index,
@@ -260,15 +270,15 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
 
 def _mig_devices(facts: dict[str, Any]) -> list[MigDevice]:
     devices: list[MigDevice] = []
-    for resource, entry in facts["mig"].items():
-        for _ in range((entry or {}).get("capacity") or 0):
+    for profile, entry in facts["mig_profiles"].items():
+        for _ in range(entry["count"]):
             devices.append(
                 MigDevice(
                     gpu_instance_id=None,
                     compute_instance_id=None,
-                    profile=resource.removeprefix("nvidia.com/mig-"),
+                    profile=profile,
                     profile_id=None,
-                    memory_total_mib=facts["gfd"]["mig_memory_mib"].get(resource),
+                    memory_total_mib=entry["memory_mib"],
                     uuid=None,
                 )
             )

@@ -5,13 +5,19 @@ Two ways in, one result. `probe_slurm_rest` asks slurmrestd (JWT in `X-SLURM-USE
 output to `facts_from_cli`. Both return the same facts document (FACTS_FORMAT):
 
     {"format", "api_version" (None from the CLI), "slurm_version",
+     "slurm_versions": {"controller", "slurmrestd", "client", "nodes": {version: [names]},
+                        "taken_from"}, "warnings": [str, ...],
      "nodes": [{"name", "state", "state_flags", "reason", "partitions", "gres", "gres_used",
-                "gpus_total", "gpus_used", "cpus", "real_memory_mb"}],
+                "gpus_total", "gpus_used", "cpus", "real_memory_mb", "version"}],
      "partitions": [{"name", "state", "nodes", "default", "total_cpus", "total_nodes",
                      "gpus_total", "max_gpus_per_job"}],
      "jobs_pending_reasons": {reason: count}, "controllers": [...], "diag": {...} | None,
      "could_not_check": [{"what", "reason"}], "raw": [{"name", "status", "text"}],
      "gpu_nodes": [NodeFacts, ...]}
+
+`slurm_version` is the controller's (`scontrol show config`), else slurmrestd's (its answers'
+meta block), else the login node's `scontrol version`, else the newest slurmd's; `warnings` names
+nodes whose slurmd reports another (module `versions`).
 
 `state` is the base state in lower case ("idle", "mixed", "allocated", "down"), `state_flags`
 the rest in upper case ("DRAIN", "NOT_RESPONDING"), whatever the source spelled ("drng",
@@ -37,19 +43,23 @@ received" on submit); only a request without credentials gets 401. The reasons s
 Shapes of v0.0.39 and later (lists for states, numbers as {"set", "number"}) are read where
 they are known from Slurm's documentation; they were not measured.
 
-Pure Python, no Django: the network guard is the caller's `resolve(host, port)`.
+Pure Python but for Django's gettext (warnings are in the reader's language): the network
+guard is the caller's `resolve(host, port)`.
 
-The package by topic: `target`, `values` (states, GRES, the facts document), `refusals`, `cli`
-(the commands' outputs), `rest` (slurmrestd) and `failure` (the controlled failure).
+The package by topic: `target`, `values` (states, GRES, the facts document), `versions` (Slurm's
+version from each source), `refusals`, `cli` (the commands' outputs), `rest` (slurmrestd) and
+`failure` (the controlled failure).
 """
 
 from poc.probes.connectors.slurm.cli import (
     CLI_COMMANDS,
+    SCONTROL_CONFIG_COMMAND,
     SCONTROL_NODES_COMMAND,
     SCONTROL_PARTITIONS_COMMAND,
     SINFO_COMMAND,
     SQUEUE_PENDING_COMMAND,
     VERSION_COMMAND,
+    VERSION_COMMANDS,
     facts_from_cli,
     parse_key_values,
     parse_scontrol_nodes,
@@ -73,12 +83,14 @@ __all__ = [
     "ConnectorError",
     "FACTS_FORMAT",
     "SCENARIO",
+    "SCONTROL_CONFIG_COMMAND",
     "SCONTROL_NODES_COMMAND",
     "SCONTROL_PARTITIONS_COMMAND",
     "SINFO_COMMAND",
     "SQUEUE_PENDING_COMMAND",
     "SlurmRestTarget",
     "VERSION_COMMAND",
+    "VERSION_COMMANDS",
     "check_slurm_rest",
     "facts_from_cli",
     "gpu_nodes",

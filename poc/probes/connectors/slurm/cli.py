@@ -16,6 +16,7 @@ from poc.probes.connectors.slurm.values import (
     _text,
     gpu_nodes,
 )
+from poc.probes.connectors.slurm.versions import command_version, config_version, settle_versions
 
 # "Field:|" prints the field unpadded and untruncated, followed by "|". Reason goes last: it
 # is free text and may itself hold "|".
@@ -25,8 +26,14 @@ SCONTROL_NODES_COMMAND = "scontrol -d show node -o"  # -d adds GresUsed
 SCONTROL_PARTITIONS_COMMAND = "scontrol show partition -o"
 SQUEUE_PENDING_COMMAND = 'squeue -a -h -t PENDING -o "%r"'
 VERSION_COMMAND = "scontrol version"
+# The same answer under the other spellings a caller may have run ("slurm 23.11.4").
+VERSION_COMMANDS = (VERSION_COMMAND, "scontrol --version", "scontrol -V")
+# slurmctld's own version ("SLURM_VERSION = 23.11.4"), where scontrol version is the login
+# node's: the two differ while a cluster is upgraded.
+SCONTROL_CONFIG_COMMAND = "scontrol show config"
 CLI_COMMANDS = (
     VERSION_COMMAND,
+    SCONTROL_CONFIG_COMMAND,
     SINFO_COMMAND,
     SCONTROL_NODES_COMMAND,
     SCONTROL_PARTITIONS_COMMAND,
@@ -118,6 +125,7 @@ def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
                 gres_used=used,
                 cpus=pairs.get("CPUTot"),
                 memory=pairs.get("RealMemory"),
+                version=pairs.get("Version"),
             )
         )
     return nodes
@@ -251,9 +259,10 @@ def facts_from_cli(outputs: dict[str, str]) -> dict[str, Any]:
             facts["could_not_check"].append({"what": what, "reason": f"`{command}` not run"})
         return text
 
-    version = output(VERSION_COMMAND, "slurm_version")
-    if version and version.split():
-        facts["slurm_version"] = version.split()[-1]
+    said = facts["slurm_versions"]
+    command = next((c for c in VERSION_COMMANDS if c in outputs), VERSION_COMMAND)
+    said["client"] = command_version(output(command, "slurm_version"))
+    said["controller"] = config_version(output(SCONTROL_CONFIG_COMMAND, "slurm_version"))
     sinfo_text = output(SINFO_COMMAND, "nodes (sinfo)")
     scontrol_text = output(SCONTROL_NODES_COMMAND, "nodes (scontrol)")
     sinfo = {n["name"]: n for n in parse_sinfo_nodes(sinfo_text or "")}
@@ -289,6 +298,7 @@ def facts_from_cli(outputs: dict[str, str]) -> dict[str, Any]:
     pending = output(SQUEUE_PENDING_COMMAND, "jobs")
     reasons = Counter(_pending_reason(line) for line in _lines(pending or ""))
     facts["jobs_pending_reasons"] = dict(reasons)
+    settle_versions(facts)
     return facts
 
 

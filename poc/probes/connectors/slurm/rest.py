@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 
 from poc.probes.connectors.slurm.cli import _partition
 from poc.probes.connectors.slurm.target import ConnectorError, SlurmRestTarget
-from poc.probes.connectors.slurm.values import RAW_TEXT_LIMIT, _facts, _int, _node, _text, gpu_nodes
+from poc.probes.connectors.slurm.values import RAW_TEXT_LIMIT, _facts, _int, _node, gpu_nodes
+from poc.probes.connectors.slurm.versions import meta_version, settle_versions
 
 # Newest first. 22.05 serves v0.0.36-v0.0.38; later releases drop the old ones.
 KNOWN_API_VERSIONS = tuple(f"v0.0.{n}" for n in range(43, 35, -1))
@@ -205,14 +206,6 @@ def _discover(rest: _Rest) -> tuple[str, _Answer]:
     raise rest.error(f"{rest.where}: no Slurm REST API version answered ping (tried {tried})")
 
 
-def _slurm_release(data: Any) -> str | None:
-    meta = data.get("meta") if isinstance(data, dict) else None
-    if not isinstance(meta, dict):
-        return None
-    slurm = meta.get("Slurm") or meta.get("slurm") or {}
-    return _text(slurm.get("release")) if isinstance(slurm, dict) else None
-
-
 def _rest_node(item: dict[str, Any]) -> dict[str, Any]:
     return _node(
         name=str(item.get("name") or item.get("hostname") or ""),
@@ -224,6 +217,8 @@ def _rest_node(item: dict[str, Any]) -> dict[str, Any]:
         gres_used=item.get("gres_used") if "gres_used" in item else None,
         cpus=item.get("cpus"),
         memory=item.get("real_memory"),
+        # slurmd's version: "slurmd_version" up to v0.0.38, "version" from v0.0.39.
+        version=item.get("version") or item.get("slurmd_version"),
     )
 
 
@@ -276,16 +271,19 @@ def probe_slurm_rest(
     read_any = False
     problems = []
 
+    said = facts["slurm_versions"]
+
     def get(what: str) -> Any:
         nonlocal read_any
         answer = ping if what == "ping" else rest.request("GET", f"/slurm/{version}/{what}")
+        # slurmrestd names its version in every JSON answer, refusals and errors included.
+        said["slurmrestd"] = said["slurmrestd"] or meta_version(answer.data)
         reason = rest.failure(answer, f"GET /slurm/{version}/{what}")
         if reason is not None:
             facts["could_not_check"].append({"what": what, "reason": reason})
             problems.append(reason)
             return None
         read_any = True
-        facts["slurm_version"] = facts["slurm_version"] or _slurm_release(answer.data)
         return answer.data
 
     pings = get("ping")
@@ -311,6 +309,7 @@ def probe_slurm_rest(
         pending = [j for j in jobs.get("jobs") or [] if _job_state(j) == "PENDING"]
         reasons = Counter(str(j.get("state_reason") or "None") for j in pending)
         facts["jobs_pending_reasons"] = dict(reasons)
+    settle_versions(facts)
     facts["raw"] = rest.raw
     if not read_any:
         raise rest.error(f"{rest.where}: nothing could be read: {problems[0]}")
@@ -329,7 +328,7 @@ def check_slurm_rest(
     return {
         "server": rest.where,
         "api_version": version,
-        "slurm_version": _slurm_release(ping.data),
+        "slurm_version": meta_version(ping.data),
         "accepted": reason is None,
         "reason": reason or "",
     }

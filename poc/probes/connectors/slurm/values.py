@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from poc.probes.connectors.slurm.versions import version_in
 from poc.probes.facts import GpuFacts, NodeFacts, new_gpu, new_node
 
 FACTS_FORMAT = "workbench-slurm-facts/1"
@@ -212,8 +213,10 @@ def _node(
     gres_used: str | None,
     cpus: Any = None,
     memory: Any = None,
+    version: Any = None,
 ) -> dict[str, Any]:
-    """One node of the facts document; gres/gres_used None: the source did not carry them."""
+    """One node of the facts document; gres/gres_used None: the source did not carry them.
+    `version` is the Slurm version the node's slurmd reports (None where not said)."""
     base, state_flags = _state(state, flags)
     gres_list = parse_gres(gres)
     used_list = parse_gres(gres_used)
@@ -233,6 +236,7 @@ def _node(
         "gpus_used": used,
         "cpus": _int(cpus),
         "real_memory_mb": _int(memory),
+        "version": version_in(_text(version)),
     }
 
 
@@ -263,6 +267,11 @@ def _facts(api_version: str | None) -> dict[str, Any]:
         "format": FACTS_FORMAT,
         "api_version": api_version,
         "slurm_version": None,
+        # What each source said: "controller" (scontrol show config), "slurmrestd" (its
+        # answers' meta), "client" (scontrol version), "nodes" ({version: [node names]}),
+        # and "taken_from": which of them slurm_version is (versions.settle_versions).
+        "slurm_versions": {"controller": None, "slurmrestd": None, "client": None, "nodes": {}},
+        "warnings": [],
         "nodes": [],
         "partitions": [],
         "jobs_pending_reasons": {},
