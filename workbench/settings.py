@@ -379,6 +379,10 @@ WORKBENCH_CREDENTIALS_KEYS = env_str("WORKBENCH_CREDENTIALS_KEYS")
 PROBE_ALLOWED_NETWORKS = env_list(
     "PROBE_ALLOWED_NETWORKS", [] if PRODUCTION else ["127.0.0.0/8", "::1/128"]
 )
+# A slurmrestd JWT is a bearer credential: over plain http:// anyone on the path reads it. In
+# production a Slurm cluster at an http:// address is refused unless this says it may (a
+# loopback or otherwise trusted link); in development it is allowed.
+SLURM_TOKEN_OVER_HTTP = env_bool("SLURM_TOKEN_OVER_HTTP", not PRODUCTION)
 PROBE_SOFT_TIME_LIMIT = env_int("PROBE_SOFT_TIME_LIMIT", 900, minimum=10)
 # Sheet work that meets a passing failure (database connection, storage) retries after this
 # many seconds, doubling each time (reports.tasks).

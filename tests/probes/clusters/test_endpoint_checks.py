@@ -134,3 +134,34 @@ def test_slurmrestd_refusing_a_forged_token_says_so(gpu_suite, rig) -> None:
     )
     assert check.state == "refused", check.message
     assert "refuses" in check.message and forged not in check.message
+
+
+def test_a_slurm_token_over_plain_http_is_refused_where_not_allowed(gpu_suite, settings) -> None:
+    """In production a slurmrestd at http:// would get its JWT in clear text: refused when the
+    cluster is saved and before anything is sent, unless SLURM_TOKEN_OVER_HTTP says so."""
+    from django.core.exceptions import ValidationError
+
+    def save(url: str, name: str) -> Any:
+        return services.cluster_save(
+            project=gpu_suite["alpha"],
+            data=services.ClusterData(
+                name=name,
+                kind="slurm_rest",
+                candidate=gpu_suite["volcano"],
+                api_url=url,
+                slurm_user="probe",
+            ),
+            secrets={"jwt": "eyJhbGciOiJIUzI1NiJ9.e30.sig"},
+            actor=None,
+        )
+
+    settings.SLURM_TOKEN_OVER_HTTP = True
+    allowed = save("http://127.0.0.1:9", "allowed")
+    settings.SLURM_TOKEN_OVER_HTTP = False
+    with pytest.raises(ValidationError) as refused:
+        save("http://slurm.lab:6820", "plain")
+    assert "SLURM_TOKEN_OVER_HTTP" in str(refused.value.message_dict["api_url"])
+    assert save("https://slurm.lab:6820", "tls").api_url.startswith("https://")
+    # Saved while it was allowed, then forbidden: the check sends nothing and says why.
+    (check,) = services.cluster_test_connection(cluster=allowed, actor=None)
+    assert check.state == "refused" and "clear text" in check.message

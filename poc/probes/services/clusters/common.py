@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from poc.probes.connectors import guard
 from poc.probes.models import (
@@ -56,8 +57,23 @@ def _resolver(error: type[Exception]) -> Callable[[str, int], str]:
     return resolve
 
 
+def plain_http_token_refused(url: str) -> str | None:
+    """Why a slurmrestd JWT may not go to `url`, or None: over plain http:// only where
+    SLURM_TOKEN_OVER_HTTP allows it (development, or said so in production)."""
+    if url.strip().lower().startswith("http://") and not settings.SLURM_TOKEN_OVER_HTTP:
+        return _(
+            "slurmrestd's address is plain http://, so its JWT would cross the network in "
+            "clear text: use https://, or set SLURM_TOKEN_OVER_HTTP=true for a link you trust."
+        )
+    return None
+
+
 def _slurm_target(cluster: Cluster, secrets: dict[str, str]) -> "slurm.SlurmRestTarget":
     from poc.probes.connectors import slurm
+
+    refused = plain_http_token_refused(cluster.api_url)
+    if refused:
+        raise RunFailed(refused)
 
     return slurm.SlurmRestTarget(
         url=cluster.api_url,

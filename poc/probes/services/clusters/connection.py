@@ -24,7 +24,7 @@ from poc.probes.models import (
 
 if TYPE_CHECKING:
     pass
-from poc.probes.services.clusters.common import _address, _slurm_target
+from poc.probes.services.clusters.common import RunFailed, _address, _slurm_target
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,8 @@ def _endpoint_check(cluster: Cluster) -> list[NodeCheck]:
             answered = _("slurmrestd answers (API %(version)s) and accepts the user and token.")
             denied = _("slurmrestd answers (API %(version)s) but refuses: %(reason)s")
             version = found["api_version"]
+    except RunFailed as exc:  # refused before anything was sent (a JWT over plain http)
+        return [NodeCheck(label, "", "", "refused", str(exc)[:500])]
     except (kube.ConnectorError, slurm.ConnectorError) as exc:
         text = str(exc)
         refused = bool(refusals) or "refused the credentials" in text

@@ -18,6 +18,7 @@ from poc.probes.models import (
     Cluster,
     ClusterKind,
 )
+from poc.probes.services.clusters.common import plain_http_token_refused
 
 if TYPE_CHECKING:
     pass
@@ -89,6 +90,8 @@ def _validate(project: Project, data: ClusterData, cluster: Cluster | None) -> d
         wanted = data.kind == ClusterKind.SLURM_REST or url
         if wanted and (not url.startswith(("https://", "http://")) or len(url) < 10):
             errors["api_url"] = _("Give the API address as an http(s):// URL.")
+        elif data.kind == ClusterKind.SLURM_REST and (refused := plain_http_token_refused(url)):
+            errors["api_url"] = refused
         if data.kind == ClusterKind.SLURM_REST and not data.slurm_user.strip():
             errors["slurm_user"] = _("Say which Slurm user the token belongs to.")
     namespace = data.failure_namespace.strip()
