@@ -16,7 +16,14 @@ FACTS_FORMAT = "workbench-gpu-facts/1"
 
 
 class MigDevice(TypedDict):
-    """One MIG device (a GPU instance and its compute instance)."""
+    """One MIG device: a compute instance inside a GPU instance.
+
+    Two levels: the GPU instance (`gpu_instance_id`, `profile`) and the compute instance in it
+    (`compute_instance_id`, `compute_profile`). Several devices share a GPU instance when it is
+    split into compute instances ("MIG 1c.3g.71gb" twice: two one-slice compute instances of
+    one 3g.71gb GPU instance), so devices are not GPU instances: `mig_levels` counts those
+    only where the input identifies them.
+    """
 
     gpu_instance_id: int | None
     compute_instance_id: int | None
@@ -24,6 +31,11 @@ class MigDevice(TypedDict):
     profile_id: int | None
     memory_total_mib: int | None
     uuid: str | None  # "MIG-..." where the input carries it (nvidia-smi -L)
+    # The device's own profile as `nvidia-smi -L` names it: "1c.3g.71gb" for a compute instance
+    # of one compute slice in a 3g.71gb GPU instance, "3g.71gb" for one that spans its whole
+    # GPU instance; None where not read. Added without a format change: documents stored
+    # before it was added lack it, and readers take a missing one as None.
+    compute_profile: NotRequired[str | None]
 
 
 class GpuFacts(TypedDict):
@@ -149,6 +161,15 @@ class NodeFacts(TypedDict):
     expected_gpu_count: int | None  # what the operator said the node should have, if anything
     sources: list[str]  # the inputs read, e.g. ["nvidia-smi -q -x", "query-gpu csv"]
     warnings: list[str]  # sections that could not be read, and why
+    # Added without a format change (documents stored before lack them):
+    # the NVML library's version, from `nvidia-smi --version` ("580.95"); missing: None.
+    nvml_version: NotRequired[str | None]
+    # Whether some output read lists the node's GPUs, so that `gpus` is its inventory. False
+    # when only outputs that list none were read (a kernel log, a `-q` fragment without its GPU
+    # header, `nvidia-smi --version`, dcgmi diag, a `-q` report cut off before its first GPU):
+    # the inventory is then unknown, not empty. Missing: True (every stored document before
+    # it was read from such an output).
+    gpus_listed: NotRequired[bool]
 
 
 def new_gpu(**values: Any) -> GpuFacts:
@@ -174,6 +195,54 @@ def new_node(**values: Any) -> NodeFacts:
         "expected_gpu_count": None,
         "sources": [],
         "warnings": [],
+        "nvml_version": None,
+        "gpus_listed": True,
     }
     node.update(values)
     return node  # type: ignore[return-value]
+
+
+class MigGpuInstance(TypedDict):
+    """One GPU instance and the MIG devices (compute instances) in it."""
+
+    gpu_instance_id: int
+    profile: str | None
+    compute_profiles: list[str | None]  # each compute instance's profile, in device order
+
+
+class MigLevels(TypedDict):
+    """A GPU's MIG layout at both levels (see `mig_levels`)."""
+
+    compute_instances: int  # MIG devices: each is one compute instance
+    compute_profiles: dict[str, int]  # device profile ("1c.3g.71gb", "?" unknown) -> count
+    gpu_instances: list[MigGpuInstance] | None  # None: the input does not identify them
+
+
+def mig_levels(gpu: GpuFacts) -> MigLevels:
+    """The GPU's MIG devices as compute instances, and as GPU instances where known.
+
+    Every MIG device is a compute instance. GPU instances are counted only where the input
+    identifies each device's (the "GPU Instance ID" of `nvidia-smi -q` and `-q -x`, or an R450
+    MIG UUID): device profiles alone cannot tell whether two "1c.3g.71gb" devices share a GPU
+    instance or sit in two of them.
+    """
+    profiles: dict[str, int] = {}
+    instances: dict[int, MigGpuInstance] = {}
+    identified = True
+    for device in gpu["mig_devices"]:
+        own = device.get("compute_profile") or device["profile"]
+        profiles[own or "?"] = profiles.get(own or "?", 0) + 1
+        number = device["gpu_instance_id"]
+        if number is None:
+            identified = False
+            continue
+        instance = instances.setdefault(
+            number, {"gpu_instance_id": number, "profile": None, "compute_profiles": []}
+        )
+        instance["profile"] = instance["profile"] or device["profile"]
+        instance["compute_profiles"].append(device.get("compute_profile"))
+    return {
+        "compute_instances": len(gpu["mig_devices"]),
+        "compute_profiles": profiles,
+        "gpu_instances": [instances[n] for n in sorted(instances)] if identified else None,
+    }

@@ -4,10 +4,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_noop, ngettext
 
 from poc.probes import peaks
-from poc.probes.facts import GpuFacts, NodeFacts
+from poc.probes.facts import GpuFacts, NodeFacts, mig_levels
 from poc.probes.rules import checks
 
 BAR_SCALE = 300  # SVG units for 100 % of peak
@@ -29,18 +29,44 @@ def _on_off(value: bool | None) -> str:
     return _("on") if value else _("off")
 
 
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n}× {p}" for p, n in sorted(counts.items()))
+
+
+def _mig_layout(gpu: GpuFacts) -> str:
+    """ ": 2× 1c.3g.71gb (GPU instances: 1× 3g.71gb)": each MIG device is a compute instance,
+    named by its own profile; the GPU instances holding them only where the input identifies
+    them (and differ from the devices). "" when no device is known."""
+    levels = mig_levels(gpu)
+    count = levels["compute_instances"]
+    if not count:
+        return ""
+    devices = levels["compute_profiles"]
+    if set(devices) == {"?"}:
+        text = ngettext("%(count)s MIG device", "%(count)s MIG devices", count) % {"count": count}
+    else:
+        text = _counted(devices)
+    instances = levels["gpu_instances"]
+    if instances is None:
+        return f": {text}"
+    by_profile: dict[str, int] = {}
+    for instance in instances:
+        name = instance["profile"] or "?"
+        by_profile[name] = by_profile.get(name, 0) + 1
+    if set(by_profile) == {"?"}:
+        held = ngettext(
+            "in %(count)s GPU instance", "in %(count)s GPU instances", len(instances)
+        ) % {"count": len(instances)}
+        return f": {text} {held}" if len(instances) != count else f": {text}"
+    if by_profile == devices:
+        return f": {text}"
+    return f": {text} " + _("(GPU instances: %(layout)s)") % {"layout": _counted(by_profile)}
+
+
 def mig_text(gpu: GpuFacts) -> str:
     if gpu["mig_mode_current"] is None:
         return _("unknown")
-    if not gpu["mig_mode_current"]:
-        text = _("off")
-    else:
-        profiles: dict[str, int] = {}
-        for device in gpu["mig_devices"]:
-            name = device.get("profile") or "?"
-            profiles[name] = profiles.get(name, 0) + 1
-        layout = ", ".join(f"{n}× {p}" for p, n in sorted(profiles.items()))
-        text = _("on") + (f": {layout}" if layout else "")
+    text = _("on") + _mig_layout(gpu) if gpu["mig_mode_current"] else _("off")
     if gpu["mig_mode_pending"] is not None and gpu["mig_mode_pending"] != gpu["mig_mode_current"]:
         text += " " + _("(%(state)s after reset)") % {"state": _on_off(gpu["mig_mode_pending"])}
     return text

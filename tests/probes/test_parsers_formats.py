@@ -1291,6 +1291,7 @@ def test_every_kind_can_be_forced() -> None:
         "bundle": json.dumps(bundle()),
         "dcgm-json": dcgm4(),
         "kernel-log": "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+        "smi-version": "NVIDIA-SMI version  : 580.95.05\nNVML version        : 580.95\n",
     }
     assert set(samples) == set(KINDS)
     for kind, text in samples.items():
@@ -1339,7 +1340,7 @@ def test_command_kinds() -> None:
 
 
 def test_parser_version_is_a_string() -> None:
-    assert PARSER_VERSION == "3"
+    assert PARSER_VERSION == "4"
 
 
 # --- values ----------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 # Bump when the facts read from the same input change, so stored documents can be re-read.
-PARSER_VERSION = "3"
+PARSER_VERSION = "4"
 
 
 def too_large(size: int) -> str:

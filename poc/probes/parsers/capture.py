@@ -48,7 +48,8 @@ from .kernel_log import parse_kernel_log, resolve_gpu_indexes
 from .nvlink import parse_nvlink_errors, parse_nvlink_status
 from .query_csv import parse_query_csv
 from .smi_list import parse_smi_list
-from .smi_text import build_tree, parse_smi_text, versions_of
+from .smi_text import parse_smi_text
+from .smi_version import parse_smi_version
 from .smi_xml import parse_smi_xml
 from .values import ParseError
 
@@ -139,20 +140,6 @@ def split_sections(text: str) -> list[Section]:
     return _prompt_sections(lines)
 
 
-def _parse_version(text: str) -> NodeFacts:
-    """Driver and CUDA versions from `nvidia-smi --version`."""
-    tree = build_tree(text)
-    found = {
-        node.label: v.to_version(node.value)
-        for node in reversed(tree.children)
-        if node.label in ("kmd version", "driver version", "cuda umd version", "cuda version")
-    }
-    driver, cuda = versions_of(found)
-    if driver is None and cuda is None:
-        raise ParseError("not nvidia-smi --version output")
-    return new_node(driver_version=driver, cuda_version=cuda, sources=["nvidia-smi --version"])
-
-
 def parse_kind(kind: str, text: str, *, fields: Sequence[str] | None = None) -> NodeFacts:
     """Facts from one output whose kind is known (see detect.KINDS)."""
     if not text.strip():
@@ -177,7 +164,7 @@ def parse_kind(kind: str, text: str, *, fields: Sequence[str] | None = None) -> 
         case "capture":
             return parse_capture(text)
         case "smi-version":
-            return _parse_version(text)
+            return parse_smi_version(text)
         case "bundle":
             raise ParseError("a probe bundle cannot be read as one output of another input")
     raise ParseError(f"unknown input kind {kind!r}")
@@ -339,7 +326,7 @@ def merge_nodes(docs: Sequence[NodeFacts]) -> NodeFacts:
     node = new_node()
     gpus: list[GpuFacts] = []
     for doc in docs:
-        for key in ("host", "driver_version", "cuda_version"):
+        for key in ("host", "driver_version", "cuda_version", "nvml_version"):
             text = doc.get(key)
             if isinstance(text, str):
                 node[key] = text  # type: ignore[literal-required]
@@ -368,6 +355,8 @@ def merge_nodes(docs: Sequence[NodeFacts]) -> NodeFacts:
     if all(gpu["index"] is not None for gpu in gpus):
         gpus.sort(key=lambda gpu: gpu["index"] or 0)
     node["gpus"] = gpus
+    # The inventory is known when any output read lists the node's GPUs.
+    node["gpus_listed"] = not docs or any(doc.get("gpus_listed", True) for doc in docs)
     resolve_gpu_indexes(node["xid_events"], gpus)
     node["xid_events"] = _unique(node["xid_events"])
     node["sxid_events"] = _unique(node.get("sxid_events", []))

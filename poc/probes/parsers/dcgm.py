@@ -239,4 +239,9 @@ def parse_dcgm(text: str) -> NodeFacts:
                 text = " ".join(reason.split())
                 raise ParseError(f"dcgmi diag did not run: {text}"[:500])
         raise ParseError("dcgmi diag output holds no test results")
-    return new_node(driver_version=_driver(document, section), dcgm=tests, sources=[SOURCE])
+    return new_node(
+        driver_version=_driver(document, section),
+        dcgm=tests,
+        sources=[SOURCE],
+        gpus_listed=False,  # results per test and GPU index, not the node's GPUs
+    )

@@ -13,7 +13,11 @@ Detection looks at the structure that identifies each output, never at values, i
 * bundle: a JSON object naming the format "workbench-probe-bundle/...".
 * dcgm-json: JSON holding "DCGM GPU Diagnostic", "DCGM Diagnostic" or "test_categories",
   possibly after a line of text.
-* smi-text: the "NVSMI LOG" banner, or a "GPU 00000000:3B:00.0" block header line.
+* smi-text: the "NVSMI LOG" banner, or a "GPU 00000000:3B:00.0" block header line; or a
+  fragment of a GPU block without that line (sections such as "ECC Errors" or "Remapped
+  Rows" as pasted into a ticket; see smi_shape).
+* smi-version: nothing but the "label : value" lines of `nvidia-smi --version`
+  ("NVIDIA-SMI version", "NVML version", "DRIVER version", "CUDA Version").
 * nvlink-errors / nvlink-status: "GPU N: name (UUID: ...)" lines (some drivers leave the
   UUID out), maybe after title lines without a colon, followed by "Link N: ..."
   lines holding counters ("Replay Errors: 0") or speeds ("26.562 GB/s", "<inactive>"), or the
@@ -32,6 +36,8 @@ from .kernel_log import SXID_LINE, find_xid
 from .nvlink import LINK_LINE
 from .query_csv import header_fields
 from .smi_list import gpu_line, smi_notice
+from .smi_shape import build_tree, fragment_groups
+from .smi_version import is_version_output
 from .values import ParseError
 
 KINDS = (
@@ -39,6 +45,7 @@ KINDS = (
     "smi-text",
     "query-csv",
     "smi-list",
+    "smi-version",
     "nvlink-status",
     "nvlink-errors",
     "capture",
@@ -272,6 +279,10 @@ def _content_kind(text: str, stripped: str, lines: list[str]) -> str:
     if any("NVSMI LOG" in line for line in lines[:5]) or any(
         _SMI_GPU_BLOCK.match(line) for line in lines
     ):
+        return "smi-text"
+    if is_version_output(lines):
+        return "smi-version"
+    if fragment_groups(build_tree("\n".join(lines)).children) is not None:
         return "smi-text"
     kind = _gpu_blocks_kind(lines)
     if kind is not None:

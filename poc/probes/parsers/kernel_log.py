@@ -196,6 +196,7 @@ def parse_kernel_log(text: str) -> NodeFacts:
         init_failures=failures,
         sources=[SOURCE],
         warnings=warnings + _switch_warnings(sxids),
+        gpus_listed=False,  # a kernel log names GPUs that had events, not the node's GPUs
     )
 
 

@@ -6,9 +6,12 @@
 
 This is the one output that names each MIG device's GPU instance profile. A GPU listed with
 MIG devices has MIG mode enabled; one listed without says nothing about it (the mode may be
-on with no instance created yet). A compute-instance
-profile ("1c.3g.40gb": one compute slice of a 3g.40gb instance) is reduced to its GPU instance
-profile. Drivers of the R450 series wrote the GPU and compute instance ids into the MIG UUID
+on with no instance created yet). Each MIG line is one compute instance: "1c.3g.40gb" is a
+compute instance of one compute slice inside a 3g.40gb GPU instance, "3g.40gb" one that spans
+its whole GPU instance. The device keeps both: its own profile (`compute_profile`) and its GPU
+instance's (`profile`). Two "1c.3g.40gb" lines may share one GPU instance or sit in two: the
+listing does not say which, so the GPU instance id stays unknown unless the UUID carries it.
+Drivers of the R450 series wrote the GPU and compute instance ids into the MIG UUID
 (".../2/1"); they are read from there when present.
 """
 
@@ -26,7 +29,7 @@ _GPU_START = re.compile(r"\s*GPU\s+(\d{1,4}):\s")
 # nvidia-smi writes its error text there ("(UUID: GPU is lost)", "(UUID: [Unknown Error])").
 _UUID = re.compile(r"\(UUID:([^()]*)\)")
 _MIG_LINE = re.compile(r"\s*MIG\s+(\S+)\s+Device\s+(\d{1,4}):\s*\(UUID:([^()]*)\)")
-_COMPUTE_PREFIX = re.compile(r"\d+c\.(?=\d+g\.)")
+_COMPUTE_PREFIX = re.compile(r"\d+c\.(?=\d+g\.)", re.IGNORECASE)
 _LEGACY_IDS = re.compile(r"/(\d{1,4})/(\d{1,4})$")
 # Lines nvidia-smi writes among its output in every mode when a GPU is in trouble: before
 # it ("WARNING: infoROM is corrupted at gpu 0000:3B:00.0") or in place of a GPU it cannot
@@ -68,8 +71,17 @@ def gpu_line(line: str, *, uuid_required: bool = True) -> GpuFacts | None:
     )
 
 
+def mig_profiles(name: str) -> tuple[str, str]:
+    """(GPU instance profile, the device's own profile) of a MIG device name as nvidia-smi
+    writes it ("MIG 1c.3g.71gb", "1c.3g.71gb", "3g.71gb"): ("3g.71gb", "1c.3g.71gb")."""
+    own = name.strip()
+    if own[:3].upper() == "MIG":
+        own = own[3:].strip(" -")
+    return _COMPUTE_PREFIX.sub("", own), own
+
+
 def _mig(match: re.Match[str]) -> tuple[int, MigDevice]:
-    profile = _COMPUTE_PREFIX.sub("", match.group(1))
+    profile, own = mig_profiles(match.group(1))
     uuid = v.to_word(match.group(3))
     legacy = None if uuid is None else _LEGACY_IDS.search(uuid)
     return int(match.group(2)), {
@@ -79,6 +91,7 @@ def _mig(match: re.Match[str]) -> tuple[int, MigDevice]:
         "profile_id": None,
         "memory_total_mib": None,
         "uuid": uuid,
+        "compute_profile": own,
     }
 
 

@@ -18,89 +18,26 @@ printed before the report or in place of a GPU's block, are kept among the warni
 """
 
 import re
-from dataclasses import dataclass, field
 
 from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, new_gpu, new_node
 
 from . import values as v
 from .smi_list import smi_notice
+from .smi_shape import (
+    Node,
+    build_tree,
+    cut_inside,
+    fragment_groups,
+    label_of,
+    split_line,
+    stop_point,
+)
 from .values import ParseError
 
 SOURCE = "nvidia-smi -q"
 
 _GPU_HEADER = re.compile(r"GPU\s+([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
 _BANNER = "NVSMI LOG"
-
-
-@dataclass
-class Node:
-    """One line of the tree: its label (lower-case, single spaces), value and children."""
-
-    label: str
-    value: str | None = None
-    children: list["Node"] = field(default_factory=list)
-
-    def get(self, *labels: str) -> "Node | None":
-        """The first child with this label, then its first child with the next, and so on."""
-        node: Node | None = self
-        for label in labels:
-            if node is None:
-                return None
-            node = next((child for child in node.children if child.label == label), None)
-        return node
-
-    def value_of(self, *labels: str) -> str | None:
-        node = self.get(*labels)
-        return None if node is None else node.value
-
-    def first(self, *paths: tuple[str, ...]) -> str | None:
-        """The first of several label paths that holds a known value (renamed labels)."""
-        for path in paths:
-            value = self.value_of(*path)
-            if v.known(value) is not None:
-                return value
-        return None
-
-
-def _label(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def _split(line: str) -> tuple[str, str] | None:
-    """(label, value) at the first colon followed by a blank or the end of the line.
-
-    A colon inside a word does not split: "GPU 00000000:00:06.0" is a block header.
-    """
-    start = 0
-    while True:
-        colon = line.find(":", start)
-        if colon < 0:
-            return None
-        if colon + 1 == len(line) or line[colon + 1] in " \t":
-            return line[:colon].strip(), line[colon + 1 :].strip()
-        start = colon + 1
-
-
-def build_tree(text: str) -> Node:
-    """The lines of `text` as a tree by indentation."""
-    root = Node(label="", children=[])
-    stack: list[tuple[int, Node]] = [(-1, root)]
-    for raw in text.split("\n"):
-        line = raw.expandtabs(4)
-        stripped = line.strip()
-        if not stripped:
-            continue
-        indent = len(line) - len(line.lstrip())
-        pair = _split(stripped)
-        if pair is None or not pair[0]:
-            node = Node(label=_label(stripped))
-        else:
-            node = Node(label=_label(pair[0]), value=pair[1])
-        while stack[-1][0] >= indent:
-            stack.pop()
-        stack[-1][1].children.append(node)
-        stack.append((indent, node))
-    return root
 
 
 def _flatten_reasons(block: Node | None) -> dict[str, bool]:
@@ -269,8 +206,8 @@ def _shape(text: str) -> list[tuple[int, str, bool]]:
             if indent > processes:
                 continue
             processes = None
-        pair = _split(stripped)
-        label = _label(stripped if pair is None else pair[0])
+        pair = split_line(stripped)
+        label = label_of(stripped if pair is None else pair[0])
         if label == "processes":
             processes = indent  # "Processes : None", or "Processes" with a block per process
             shape.append((indent, label, True))
@@ -325,6 +262,7 @@ def parse_smi_text(text: str) -> NodeFacts:
     text, reports = _last_report(text)
     tree = build_tree(text)
     gpus: list[GpuFacts] = []
+    blocks: list[tuple[str, Node]] = []
     versions: dict[str, str | None] = {}
     attached: int | None = None
     recognised = False
@@ -337,6 +275,7 @@ def parse_smi_text(text: str) -> NodeFacts:
         header = _GPU_HEADER.match(node.label.upper())
         if header is not None and node.value is None and node.children:
             gpus.append(_gpu(node, header.group(1), len(gpus)))
+            blocks.append((header.group(1), node))
         elif node.label in _VERSION_LABELS and node.label not in versions:
             versions[node.label] = v.to_version(node.value)
             recognised = True
@@ -345,17 +284,69 @@ def parse_smi_text(text: str) -> NodeFacts:
         elif _BANNER.lower() in node.label:
             recognised = True
     if not gpus and not recognised:
-        raise ParseError("not nvidia-smi -q output: no GPU block and no driver version")
+        return _fragment(tree, notices)
     driver, cuda = versions_of(versions)
-    warnings = notices + unindexed(gpus, attached)
+    cut = _cut_off(blocks, attached)
+    warnings = notices + (cut if cut is not None else unindexed(gpus, attached))
     if reports > 1:
         warnings.append(f"{reports} reports (a query run with -l): the last complete one is read")
+    # A report cut off before some of its GPUs does not list the node's GPUs.
+    listed = cut is None or attached is None or len(gpus) >= attached
     return new_node(
         driver_version=driver,
         cuda_version=cuda,
         gpus=gpus,
         sources=[SOURCE],
         warnings=warnings,
+        gpus_listed=listed,
+    )
+
+
+def _cut_off(blocks: list[tuple[str, Node]], attached: int | None) -> list[str] | None:
+    """The warnings of a report cut off mid-way (see smi_shape), or None when it is whole.
+
+    The GPUs of a cut report keep their indexes: the report lists the GPUs in index order,
+    and those read are the first ones.
+    """
+    if not blocks:
+        if attached:
+            return [
+                "the nvidia-smi -q report is cut off before its first GPU block "
+                f"({attached} attached): no GPU was read"
+            ]
+        return None
+    if not cut_inside([block for _bus, block in blocks]):
+        return None
+    bus, block = blocks[-1]
+    warning = (
+        f"the nvidia-smi -q report is cut off: it stops in GPU {bus} at {stop_point(block)} "
+        "(the last section read); what would follow is unknown"
+    )
+    if attached is not None and len(blocks) < attached:
+        warning += f"; {len(blocks)} of {attached} attached GPUs were read"
+    return [warning]
+
+
+def _fragment(tree: Node, notices: list[str]) -> NodeFacts:
+    """The facts of a -q fragment without its GPU header (see smi_shape), one GPU per group
+    of sections, each unknown: no index, bus id or UUID unless the fragment holds them."""
+    groups = fragment_groups(tree.children)
+    if groups is None:
+        raise ParseError("not nvidia-smi -q output: no GPU block and no driver version")
+    gpus = [_gpu(Node(label="", children=group), "", 0) for group in groups]
+    for gpu in gpus:
+        gpu["index"] = None
+    warning = (
+        "a fragment of nvidia-smi -q without its GPU header: read as the sections of an unknown GPU"
+        if len(gpus) == 1
+        else "a fragment of nvidia-smi -q without its GPU headers: read as the sections of "
+        f"{len(gpus)} unknown GPUs"
+    )
+    return new_node(
+        gpus=gpus,
+        sources=[SOURCE],
+        warnings=[*notices, warning],
+        gpus_listed=False,
     )
 
 

@@ -160,6 +160,28 @@ def _gpus(nodes: list[NodeFacts]) -> Iterable[tuple[int, GpuFacts]]:
             yield position, gpu
 
 
+def _unlisted(nodes: list[NodeFacts]) -> list[str]:
+    """The nodes whose inventory is unknown: no output read lists their GPUs (a kernel log
+    alone, a -q fragment); see NodeFacts.gpus_listed."""
+    return [
+        _node_name(node, position)
+        for position, node in enumerate(nodes)
+        if not node.get("gpus_listed", True)
+    ]
+
+
+def _no_gpus(nodes: list[NodeFacts]) -> _Result:
+    """A check on GPUs when the run holds none: none was found, or (where some node's
+    inventory is unknown) none was listed."""
+    unlisted = _unlisted(nodes)
+    if unlisted:
+        return _unable(
+            _("The GPUs were not listed on %(nodes)s (only a kernel log or fragments were read).")
+            % {"nodes": _listing(unlisted)}
+        )
+    return _unable(_("No GPU was found in this run."))
+
+
 def _number(value: float) -> str:
     """A measured figure as people write it: 778.6, 312, 4.19."""
     return f"{value:.3g}" if value < 10 else f"{value:.1f}".removesuffix(".0")

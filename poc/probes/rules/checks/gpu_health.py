@@ -15,6 +15,7 @@ from poc.probes.rules.checks.base import (
     _gpu_name,
     _gpus,
     _listing,
+    _no_gpus,
     _node_name,
     _passed,
     _Result,
@@ -120,7 +121,7 @@ def _no_actionable_xid(params: dict[str, Any], nodes: list[NodeFacts]) -> _Resul
 def _nvlink_all_active(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
     gpus = list(_gpus(nodes))
     if not gpus:
-        return _unable(_("No GPU was found in this run."))
+        return _no_gpus(nodes)
     short: list[str] = []
     unknown: list[str] = []
     fewest: int | None = None

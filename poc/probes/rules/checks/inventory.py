@@ -16,11 +16,19 @@ from poc.probes.rules.checks.base import (
     _gpu_name,
     _gpus,
     _listing,
+    _no_gpus,
     _node_name,
     _passed,
     _Result,
     _unable,
+    _unlisted,
 )
+
+
+def _unlisted_detail(unlisted: list[str]) -> str:
+    return _("The inventory is unknown on %(nodes)s: no output read lists its GPUs.") % {
+        "nodes": _listing(unlisted)
+    }
 
 
 def _gpu_count_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
@@ -30,6 +38,9 @@ def _gpu_count_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Resu
     measured = ngettext("%(count)s GPU", "%(count)s GPUs", total) % {"count": total}
     if total >= params["count"]:
         return _passed(measured)
+    unlisted = _unlisted(nodes)
+    if unlisted:
+        return _unable(_unlisted_detail(unlisted), measured)
     return _failed(
         measured,
         _("%(count)s found, at least %(wanted)s wanted.")
@@ -52,7 +63,14 @@ def _gpus_per_node_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _
             "fewest %(count)s GPUs per node, over %(nodes)s nodes",
             fewest,
         ) % {"count": fewest, "nodes": len(nodes)}
-    short = [f"{name}: {count}" for count, name in counts if count < params["count"]]
+    unlisted = _unlisted(nodes)
+    short = [
+        f"{name}: {count}"
+        for count, name in counts
+        if count < params["count"] and name not in unlisted
+    ]
+    if unlisted and not short:
+        return _unable(_unlisted_detail(unlisted), measured)
     if not short:
         return _passed(measured)
     return _failed(measured, _("Nodes with fewer GPUs: %(nodes)s.") % {"nodes": _listing(short)})
@@ -85,7 +103,7 @@ def _gpu_model(gpu: GpuFacts) -> str:
 def _gpu_model_in(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
     gpus = list(_gpus(nodes))
     if not gpus:
-        return _unable(_("No GPU was found in this run."))
+        return _no_gpus(nodes)
     models = Counter(_gpu_model(gpu) for _position, gpu in gpus)
     measured = ", ".join(f"{count} × {model}" for model, count in models.most_common())
     wrong: list[str] = []
@@ -161,7 +179,7 @@ GpuFlag = Literal["mig_mode_current", "ecc_mode_current", "persistence_mode"]
 def _every_gpu(field: GpuFlag, nodes: list[NodeFacts]) -> _Result:
     gpus = list(_gpus(nodes))
     if not gpus:
-        return _unable(_("No GPU was found in this run."))
+        return _no_gpus(nodes)
     on = sum(1 for _position, gpu in gpus if gpu[field] is True)
     measured = _("on for %(on)s of %(total)s GPUs") % {"on": on, "total": len(gpus)}
     off = [_gpu_name(nodes, p, gpu["index"]) for p, gpu in gpus if gpu[field] is False]
@@ -195,7 +213,7 @@ def _mig_profile(value: str | None) -> str:
 def _mig_profile_count_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
     gpus = list(_gpus(nodes))
     if not gpus:
-        return _unable(_("No GPU was found in this run."))
+        return _no_gpus(nodes)
     profile = params["profile"]
     found = sum(
         1

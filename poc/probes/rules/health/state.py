@@ -118,10 +118,20 @@ def recovery_action(gpu: GpuFacts, node: NodeFacts, found: Findings) -> None:
 
 
 def gpu_count(node: NodeFacts, found: Findings) -> None:
-    """No GPU at all, or fewer GPUs than the operator said the node has: failed."""
+    """No GPU at all, or fewer GPUs than the operator said the node has: failed. When no
+    output read lists the node's GPUs (a kernel log alone, a -q fragment, nvidia-smi
+    --version), the inventory is unknown: the count could not be checked."""
     count = len(node["gpus"])
     expected = node["expected_gpu_count"]
-    if count == 0:
+    if not node.get("gpus_listed", True):
+        found.unknown(
+            "gpu_count",
+            _(
+                "The inventory is unknown: no output read lists the node's GPUs (a kernel log "
+                "or a fragment of nvidia-smi output alone)."
+            ),
+        )
+    elif count == 0:
         found.problem("no_gpus", "failed", 0, _("No GPU was found."))
     elif expected is not None and count < expected:
         found.problem(
