@@ -88,7 +88,7 @@ def full_project(evaluation: dict[str, Any]) -> dict[str, Any]:
     cluster_services.cluster_save(
         project=alpha,
         data=cluster_services.ClusterData(
-            name="lab", kind="ssh", candidate=volcano, hosts="10.0.0.5", ssh_user="probe"
+            name="lab", kind="ssh", candidate=volcano, hosts="127.0.0.5", ssh_user="probe"
         ),
         secrets={"ssh_password": "s3cret"},
         actor=evaluation["alice"],
@@ -175,7 +175,7 @@ def test_a_project_comes_back_whole(full_project: dict[str, Any]) -> None:
     assert CostModel.objects.get(project=restored).baseline_label == "today"
     # Cluster credentials do not travel; the cluster and its hosts do.
     (cluster,) = Cluster.objects.filter(project=restored)
-    assert cluster.secrets == "" and cluster.hosts == "10.0.0.5"
+    assert cluster.secrets == "" and cluster.hosts == "127.0.0.5"
     # The project's API token still works.
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {full_project['token']}")

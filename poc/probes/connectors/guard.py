@@ -126,3 +126,22 @@ def checked_address(
             continue
         return str(address)
     raise GuardRefused(reasons[0])
+
+
+def refused_as_written(host: str, allowed: Sequence[str]) -> str | None:
+    """Why `host` is refused as written, without resolving it (for settings being saved): a
+    cloud metadata name, or an address literal that is link-local, metadata or not in
+    PROBE_ALLOWED_NETWORKS. A name is judged when a probe resolves it (checked_address)."""
+    name = host.strip().strip("[]")
+    if name.lower().rstrip(".") in METADATA_NAMES:
+        return f"{name} is a cloud metadata service: never probed"
+    try:
+        address = ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return None
+    reason = refused_reason(address)
+    if reason:
+        return reason
+    if not _allowed(name, _plain(address), allowed):
+        return f"{address} is not in PROBE_ALLOWED_NETWORKS"
+    return None

@@ -23,7 +23,7 @@ def cluster(personas):
             name="lab",
             kind="ssh",
             candidate=personas["volcano"],
-            hosts="10.0.0.1\n10.0.0.2:2222",
+            hosts="127.0.0.2\n127.0.0.3:2222",
             ssh_user="ops",
         ),
         secrets={"ssh_private_key": SECRET, "ssh_password": "pw-abcdef"},
@@ -37,7 +37,7 @@ def test_listing_names_the_secrets_set_and_never_their_values(personas, cluster)
     assert response.status_code == 200
     (row,) = response.json()
     assert row["secrets_set"] == ["ssh_password", "ssh_private_key"]
-    assert row["nodes"] == ["10.0.0.1:22", "10.0.0.2:2222"]
+    assert row["nodes"] == ["127.0.0.2:22", "127.0.0.3:2222"]
     body = json.dumps(response.json())
     assert "pw-abcdef" not in body and "not-a-real-key" not in body and "wbc1:" not in body
 
@@ -84,7 +84,7 @@ def test_controlled_failures_not_enabled_are_refused(personas, cluster) -> None:
             name="k8s",
             kind="kubernetes",
             candidate=personas["volcano"],
-            api_url="https://10.0.0.9:6443",
+            api_url="https://127.0.0.9:6443",
         ),
         secrets={"bearer_token": "t"},
         actor=None,

@@ -19,7 +19,7 @@ def form(node: SshNode | None = None, **extra: Any) -> dict[str, Any]:
         "name": "lab",
         "candidate": "volcano",
         "kind": "ssh",
-        "hosts": f"127.0.0.1:{node.port}" if node else "10.0.0.1",
+        "hosts": f"127.0.0.1:{node.port}" if node else "127.0.0.2",
         "ssh_user": "wbprobe",
         "ssh_port": "22",
         "ssh_private_key": node.client_key if node else "",

@@ -24,7 +24,7 @@ def make(suite: dict[str, Any], name: str = "lab", password: str = "s3cret-pw") 
     return services.cluster_save(
         project=suite["alpha"],
         data=services.ClusterData(
-            name=name, kind="ssh", candidate=suite["volcano"], hosts="10.0.0.1", ssh_user="ops"
+            name=name, kind="ssh", candidate=suite["volcano"], hosts="127.0.0.2", ssh_user="ops"
         ),
         secrets={"ssh_password": password},
         actor=suite["alice"],
@@ -145,7 +145,7 @@ def test_changing_a_cluster_keeps_secrets_left_empty_and_clears_the_named_ones(
     settings.WORKBENCH_CREDENTIALS_KEYS = OLD
     cluster = make(personas)
     data = services.ClusterData(
-        name="lab", kind="ssh", candidate=personas["volcano"], hosts="10.0.0.2", ssh_user="ops"
+        name="lab", kind="ssh", candidate=personas["volcano"], hosts="127.0.0.3", ssh_user="ops"
     )
     services.cluster_save(
         project=personas["alpha"],
@@ -177,7 +177,7 @@ def test_a_secret_the_kind_does_not_take_is_refused_and_nothing_is_stored(person
                 name="k8s",
                 kind="kubernetes",
                 candidate=personas["volcano"],
-                api_url="https://10.0.0.9:6443",
+                api_url="https://127.0.0.9:6443",
             ),
             secrets={"ssh_password": "x"},
             actor=None,

@@ -81,7 +81,13 @@ def test_nothing_listens_is_unreachable(gpu_suite) -> None:
 
 
 def test_a_metadata_address_is_refused_without_asking(gpu_suite) -> None:
-    cluster = _kube_cluster(gpu_suite, "http://169.254.169.254:80")
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="never probed"):
+        _kube_cluster(gpu_suite, "http://169.254.169.254:80")  # refused when saved
+    cluster = _kube_cluster(gpu_suite, "https://127.0.0.1:6443")
+    cluster.__class__.objects.filter(pk=cluster.pk).update(api_url="http://169.254.169.254:80")
+    cluster = cluster.__class__.objects.get(pk=cluster.pk)  # a row that names it all the same
     (check,) = services.cluster_test_connection(cluster=cluster, actor=None)
     assert check.state == "refused" and "never probed" in check.message
     assert check.address == ""
@@ -165,3 +171,29 @@ def test_a_slurm_token_over_plain_http_is_refused_where_not_allowed(gpu_suite, s
     # Saved while it was allowed, then forbidden: the check sends nothing and says why.
     (check,) = services.cluster_test_connection(cluster=allowed, actor=None)
     assert check.state == "refused" and "clear text" in check.message
+
+
+def test_the_page_shows_an_endpoint_test_with_a_hint_in_the_readers_language(
+    gpu_suite, kube_api, login
+) -> None:
+    """The connection test of a Kubernetes (or slurmrestd) cluster appears on its page, not
+    only an SSH cluster's; a failure says what to do, in the reader's language, above the
+    connector's own words."""
+    import socket
+
+    cluster = _kube_cluster(gpu_suite, kube_api.url("127.0.0.1"))
+    client = login(gpu_suite["bob"])
+    url = f"/projects/alpha/clusters/{cluster.pk}/test/"
+    page = client.post(url).content.decode()
+    assert "Connection test" in page and "Works:" in page and "may read nodes" in page
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cluster.__class__.objects.filter(pk=cluster.pk).update(api_url=f"http://127.0.0.1:{port}")
+    page = client.post(url, headers={"accept-language": "zh-hans"}).content.decode()
+    assert "连接测试" in page and "该地址和端口没有任何服务应答" in page
+    from django.utils import translation
+
+    with translation.override("en"):
+        assert services.failure_hint("HTTP 401 from the API server").startswith("The server")
+        assert "SLURM_TOKEN_OVER_HTTP" in services.failure_hint("… in clear text: use https://")

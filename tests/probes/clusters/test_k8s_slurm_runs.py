@@ -148,32 +148,58 @@ def test_a_kubernetes_run_without_failures_leaves_those_actions_not_covered(
 def test_a_kubeconfig_with_an_exec_plugin_fails_the_run_and_runs_nothing(
     gpu_suite, kube_api, tmp_path
 ) -> None:
+    from django.core.exceptions import ValidationError
+
+    from poc.probes import credentials
+    from poc.probes.models import Cluster
+
     marker = tmp_path / "ran"
     config = kube_api.kubeconfig("127.0.0.1", exec={"command": "touch", "args": [str(marker)]})
+    data = services.ClusterData(name="k8s", kind="kubernetes", candidate=gpu_suite["volcano"])
+    # Refused when saved, naming the plugin...
+    with pytest.raises(ValidationError) as refused:
+        services.cluster_save(
+            project=gpu_suite["alpha"], data=data, secrets={"kubeconfig": config}, actor=None
+        )
+    assert "users.exec runs local commands" in str(refused.value.message_dict["kubeconfig"])
+    # ...and by a run, should such a kubeconfig be stored all the same (an older row).
     cluster = services.cluster_save(
         project=gpu_suite["alpha"],
-        data=services.ClusterData(name="k8s", kind="kubernetes", candidate=gpu_suite["volcano"]),
-        secrets={"kubeconfig": config},
+        data=data,
+        secrets={"kubeconfig": kube_api.kubeconfig("127.0.0.1")},
         actor=None,
     )
-    run = _run(cluster)
+    sealed = credentials.encrypt(
+        {"kubeconfig": config}, table=Cluster.TABLE, pk=cluster.pk, field="secrets"
+    )
+    Cluster.objects.filter(pk=cluster.pk).update(secrets=sealed)
+    run = _run(Cluster.objects.get(pk=cluster.pk))
     assert run.status == "failed" and "exec" in run.error
     assert not marker.exists() and not kube_api.requests
 
 
 def test_a_kubernetes_api_at_a_metadata_address_is_refused(gpu_suite) -> None:
-    cluster = services.cluster_save(
-        project=gpu_suite["alpha"],
-        data=services.ClusterData(
-            name="k8s",
-            kind="kubernetes",
-            candidate=gpu_suite["volcano"],
-            api_url="http://169.254.169.254/",
-        ),
-        secrets={"bearer_token": TOKEN},
-        actor=None,
-    )
-    run = _run(cluster)
+    from django.core.exceptions import ValidationError
+
+    from poc.probes.models import Cluster
+
+    def save(url: str) -> Any:
+        return services.cluster_save(
+            project=gpu_suite["alpha"],
+            data=services.ClusterData(
+                name="k8s", kind="kubernetes", candidate=gpu_suite["volcano"], api_url=url
+            ),
+            secrets={"bearer_token": TOKEN},
+            actor=None,
+        )
+
+    with pytest.raises(ValidationError) as refused:
+        save("http://169.254.169.254/")
+    assert "never probed" in str(refused.value.message_dict["api_url"])
+    # A row that names it all the same (saved before this check) is refused by the run.
+    cluster = save("https://127.0.0.1:6443")
+    Cluster.objects.filter(pk=cluster.pk).update(api_url="http://169.254.169.254/")
+    run = _run(Cluster.objects.get(pk=cluster.pk))
     assert run.status == "failed" and "never probed" in run.error
 
 

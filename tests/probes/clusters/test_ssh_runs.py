@@ -230,19 +230,30 @@ def test_a_second_start_while_one_is_active_returns_the_active_run(gpu_suite, ss
 def test_metadata_and_unlisted_addresses_are_refused_without_connecting(
     gpu_suite, settings
 ) -> None:
+    from django.core.exceptions import ValidationError
+
     settings.PROBE_ALLOWED_NETWORKS = ["0.0.0.0/0", "10.1.0.0/16"]
-    cluster = services.cluster_save(
-        project=gpu_suite["alpha"],
-        data=services.ClusterData(
-            name="cloud",
-            kind="ssh",
-            candidate=gpu_suite["volcano"],
-            hosts="169.254.169.254\nmetadata.google.internal\n[fe80::1]:22",
-            ssh_user="x",
-        ),
-        secrets={"ssh_password": "pw-not-used"},
-        actor=None,
-    )
+    forbidden = "169.254.169.254\nmetadata.google.internal\n[fe80::1]:22"
+
+    def save(hosts: str) -> Any:
+        return services.cluster_save(
+            project=gpu_suite["alpha"],
+            data=services.ClusterData(
+                name="cloud", kind="ssh", candidate=gpu_suite["volcano"], hosts=hosts, ssh_user="x"
+            ),
+            secrets={"ssh_password": "pw-not-used"},
+            actor=None,
+        )
+
+    # Refused when saved, whatever the list says...
+    for host in forbidden.splitlines():
+        with pytest.raises(ValidationError) as refused:
+            save(host)
+        assert "never probed" in str(refused.value.message_dict["hosts"])
+    # ...and by connection tests and runs, for a row that names them all the same.
+    cluster = save("10.1.0.1")
+    cluster.__class__.objects.filter(pk=cluster.pk).update(hosts=forbidden)
+    cluster = cluster.__class__.objects.get(pk=cluster.pk)
     checks = services.cluster_test_connection(cluster=cluster, actor=None)
     assert [c.state for c in checks] == ["refused"] * 3
     run = run_now(cluster)

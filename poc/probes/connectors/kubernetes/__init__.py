@@ -36,7 +36,12 @@ from poc.probes.connectors.kubernetes.failure import (
     sweep,
 )
 from poc.probes.connectors.kubernetes.probe import FORMAT, check_kubernetes, probe_kubernetes
-from poc.probes.connectors.kubernetes.target import ConnectorError, KubeTarget, Resolve
+from poc.probes.connectors.kubernetes.target import (
+    ConnectorError,
+    KubeTarget,
+    Resolve,
+    target_host,
+)
 
 __all__ = [
     "FORMAT",
@@ -50,4 +55,5 @@ __all__ = [
     "planned_objects",
     "probe_kubernetes",
     "sweep",
+    "target_host",
 ]

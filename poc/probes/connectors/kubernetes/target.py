@@ -185,3 +185,10 @@ def _target_endpoint(target: KubeTarget) -> _Endpoint:
     if any(ch in endpoint.token for ch in "\r\n"):
         raise ConnectorError("the bearer token contains a line break")
     return endpoint
+
+
+def target_host(target: KubeTarget) -> str:
+    """The API server's host as the settings name it; ConnectorError, saying what is wrong,
+    where they are unusable without connecting (a kubeconfig that would run a plugin or read a
+    local file, a URL that is none). For checking settings when they are saved."""
+    return _target_endpoint(target).host

@@ -25,6 +25,7 @@ from poc.probes.services.clusters.connection import (
     NodeCheck,
     cluster_confirm_host_keys,
     cluster_test_connection,
+    failure_hint,
 )
 from poc.probes.services.clusters.execution import Executor, probe_run_execute, run_has_facts
 from poc.probes.services.clusters.executors import CANCEL_POLL_SECONDS, RELEASE_EVERY
@@ -65,6 +66,7 @@ __all__ = [
     "MAX_ATTEMPTS",
     "MAX_CITED",
     "NodeCheck",
+    "failure_hint",
     "PROBE_RUN_TASK",
     "Planned",
     "RELEASE_EVERY",

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from evaluations.services import event_record
 from poc.probes import credentials
@@ -36,6 +37,79 @@ class NodeCheck:
     fingerprint: str
     state: str  # "pinned", "new", "changed", "refused", "unreachable"
     message: str
+
+    @property
+    def hint(self) -> str:
+        """What to do about a failure, in the reader's language (the message stays as the
+        connector said it, for whoever looks further)."""
+        return failure_hint(self.message) if self.state in ("refused", "unreachable") else ""
+
+
+# (words in a connector's message, what to do), the first that matches; lower case.
+HINTS = (
+    (
+        ("never probed", "not in probe_allowed_networks"),
+        gettext_lazy(
+            "The address may not be probed from here: an administrator lists the cluster's "
+            "network in PROBE_ALLOWED_NETWORKS (metadata and link-local addresses never are)."
+        ),
+    ),
+    (
+        ("does not resolve", "name or service not known", "nodename nor servname"),
+        gettext_lazy(
+            "The name does not resolve from the workbench: check the spelling, or use an address."
+        ),
+    ),
+    (
+        ("certificate", "ssl", "tls"),
+        gettext_lazy(
+            "The TLS check failed: give the API server's CA certificate (or the kubeconfig's "
+            "certificate-authority-data), and the name the certificate is issued for."
+        ),
+    ),
+    (
+        ("401", "unauthorized", "refused the credentials", "authentication"),
+        gettext_lazy(
+            "The server does not accept these credentials: give a valid token (or password, or "
+            "key) again."
+        ),
+    ),
+    (
+        ("403", "forbidden", "may not"),
+        gettext_lazy(
+            "The credentials are accepted but may not read what the probe needs: give the account "
+            "the read-only role the documentation names."
+        ),
+    ),
+    (
+        ("timed out", "timeout"),
+        gettext_lazy(
+            "No answer in time: a firewall may drop the connection, or the port is wrong."
+        ),
+    ),
+    (
+        ("connection refused", "unreachable", "no route", "cannot connect"),
+        gettext_lazy(
+            "Nothing answers at that address and port: check the port, and that the service runs "
+            "and is reachable from the workbench's network."
+        ),
+    ),
+    (
+        ("clear text", "http://"),
+        gettext_lazy(
+            "Use an https:// address, or allow plain http for a trusted link "
+            "(SLURM_TOKEN_OVER_HTTP)."
+        ),
+    ),
+)
+
+
+def failure_hint(message: str) -> str:
+    text = message.lower()
+    for words, hint in HINTS:
+        if any(word in text for word in words):
+            return str(hint)
+    return ""
 
 
 def cluster_test_connection(*, cluster: Cluster, actor: User | None) -> list[NodeCheck]:

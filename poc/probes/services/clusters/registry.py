@@ -3,7 +3,9 @@ them blank), history."""
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -104,6 +106,37 @@ def _validate(project: Project, data: ClusterData, cluster: Cluster | None) -> d
     return errors
 
 
+def _reachable_as_written(data: ClusterData, given: dict[str, str]) -> dict[str, str]:
+    """What the settings name that no probe may reach, found without connecting: a metadata
+    name or a refused address literal (a name is judged when a probe resolves it), a kubeconfig
+    that would run a plugin or read a local file. Runs check all of it again."""
+    from poc.probes.connectors import guard
+    from poc.probes.connectors import kubernetes as kube
+
+    def refused(host: str) -> str | None:
+        reason = guard.refused_as_written(host, settings.PROBE_ALLOWED_NETWORKS)
+        return _("No probe may connect there: %(reason)s.") % {"reason": reason} if reason else None
+
+    if data.kind in (ClusterKind.SSH, ClusterKind.SLURM_SSH):
+        probe = Cluster(hosts=data.hosts, ssh_port=data.ssh_port)
+        found = next(filter(None, (refused(host) for host, _port in probe.node_addresses())), None)
+        return {"hosts": found} if found else {}
+    if data.kind == ClusterKind.KUBERNETES:
+        target = kube.KubeTarget(api_url=data.api_url, kubeconfig=given.get("kubeconfig", ""))
+        if not (target.api_url.strip() or target.kubeconfig.strip()):
+            return {}  # a kubeconfig already stored was checked when it was saved
+        try:
+            host = kube.target_host(target)
+        except kube.ConnectorError as exc:
+            return {"kubeconfig" if target.kubeconfig.strip() else "api_url": str(exc)}
+        found = refused(host)
+        return {"api_url": found} if found else {}
+    if data.kind == ClusterKind.SLURM_REST and (named := urlsplit(data.api_url.strip()).hostname):
+        found = refused(named)
+        return {"api_url": found} if found else {}
+    return {}
+
+
 def cluster_save(
     *,
     project: Project,
@@ -122,6 +155,8 @@ def cluster_save(
     for name in given:
         if name not in allowed:
             errors[name] = _("This kind of cluster takes no %(name)s.") % {"name": name}
+    if not errors:
+        errors.update(_reachable_as_written(data, given))
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
