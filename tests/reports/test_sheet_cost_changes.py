@@ -54,14 +54,18 @@ def frozen(evaluation: dict[str, Any]) -> dict[str, Any]:
         data=LineData("licence", "per_unit", "Seats", 90, 100, 110, "GBP", unit="per_named_user"),
         actor=None,
     )
-    sheet = services.sheet_generate(
+    return {**evaluation, "sheet": _revision(evaluation), "runai": runai}
+
+
+def _revision(evaluation: dict[str, Any]) -> Any:
+    """A new revision of volcano alone."""
+    return services.sheet_generate(
         acknowledgement="known gaps",
         project=evaluation["alpha"],
         language="en",
         actor=None,
         candidate_slugs=["volcano"],
     )
-    return {**evaluation, "sheet": sheet, "runai": runai}
 
 
 def _listed(sheet: Any) -> dict[tuple[str, str], tuple[str, str]]:
@@ -140,25 +144,13 @@ def test_a_line_added_changed_or_removed_is_named(frozen) -> None:
     # The totals move with them, and a removed line reads as gone.
     assert ("Costs", "volcano: total") in listed
     cost_line_remove(line=CostLine.objects.get(label="Migration"), actor=None)
-    later = services.sheet_generate(
-        acknowledgement="known gaps",
-        project=frozen["alpha"],
-        language="en",
-        actor=None,
-        candidate_slugs=["volcano"],
-    )
+    later = _revision(frozen)
     cost_line_add(
         candidate=volcano,
         data=LineData("exit", "one_off", "Migration", 1000, 1200, 2000, "USD", first_year=3),
         actor=None,
     )
-    now = services.sheet_generate(
-        acknowledgement="known gaps",
-        project=frozen["alpha"],
-        language="en",
-        actor=None,
-        candidate_slugs=["volcano"],
-    )
+    now = _revision(frozen)
     backwards = {
         (c.section, c.subject): (c.before, c.after)
         for c in snapshot_changes(now.snapshot, later.snapshot).shown
@@ -172,12 +164,6 @@ def test_a_revision_frozen_before_lines_compares_totals_only(frozen) -> None:
         del owner["lines"]
     del old["costs"]["inputs"]
     _model(frozen, gpus=80)
-    now = services.sheet_generate(
-        acknowledgement="known gaps",
-        project=frozen["alpha"],
-        language="en",
-        actor=None,
-        candidate_slugs=["volcano"],
-    )
+    now = _revision(frozen)
     sections = {c.section for c in snapshot_changes(old, now.snapshot).shown}
     assert "Cost model" not in sections and "Cost lines" not in sections
