@@ -79,3 +79,28 @@ def bulk_actions(
         )
         for a in range(count)
     )
+
+
+def admin_connection(database_url: str):  # type: ignore[no-untyped-def]
+    """An autocommit connection to the server's `postgres` database (to make and drop others)."""
+    from urllib.parse import urlparse
+
+    import psycopg
+
+    parsed = urlparse(database_url)
+    return psycopg.connect(
+        host=parsed.hostname or "127.0.0.1",
+        port=parsed.port or 5432,
+        user=parsed.username or "postgres",
+        password=parsed.password or None,
+        dbname="postgres",
+        autocommit=True,
+    )
+
+
+def fresh_database(database_url: str, name: str) -> str:
+    """Drop and make database `name` on the server of `database_url`; its URL."""
+    with admin_connection(database_url) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return database_url.rsplit("/", 1)[0] + "/" + name

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+from _setup import admin_connection, fresh_database
+
 ROOT = Path(__file__).resolve().parents[1]
 BASE_URL = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench")
 BENCH_DB = "workbench_bench_ingest"
@@ -25,29 +27,12 @@ REPEAT = 5
 CANDIDATES, ACTIONS = 10, 500  # 5,000 distinct cells
 
 
-def admin_connection():  # type: ignore[no-untyped-def]
-    import psycopg
-
-    parsed = urlparse(BASE_URL)
-    return psycopg.connect(
-        host=parsed.hostname or "127.0.0.1",
-        port=parsed.port or 5432,
-        user=parsed.username or "postgres",
-        password=parsed.password or None,
-        dbname="postgres",
-        autocommit=True,
-    )
-
-
 def bench_url() -> str:
     return BASE_URL.rsplit("/", 1)[0] + "/" + BENCH_DB
 
 
 def prepare() -> str:
-    with admin_connection() as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}"')
-        conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
-    os.environ["DATABASE_URL"] = bench_url()
+    os.environ["DATABASE_URL"] = fresh_database(BASE_URL, BENCH_DB)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
     sys.path.insert(0, str(ROOT))
     import django
@@ -247,7 +232,7 @@ def main() -> None:
         from django.db import connections
 
         connections.close_all()
-        with admin_connection() as conn:
+        with admin_connection(BASE_URL) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}"')
 
 

@@ -22,7 +22,8 @@ import time
 import uuid
 from collections import defaultdict
 from pathlib import Path
-from urllib.parse import urlparse
+
+from _setup import admin_connection, fresh_database
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE_URL = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench")
@@ -37,30 +38,13 @@ PAGES = ("/projects/load/", "/projects/load/matrix/", "/projects/load/comparison
          "/projects/load/sheets/", "/projects/load/costs/")  # fmt: skip
 
 
-def _admin():  # type: ignore[no-untyped-def]
-    import psycopg
-
-    parsed = urlparse(BASE_URL)
-    return psycopg.connect(
-        host=parsed.hostname or "127.0.0.1",
-        port=parsed.port or 5432,
-        user=parsed.username or "postgres",
-        password=parsed.password or None,
-        dbname="postgres",
-        autocommit=True,
-    )
-
-
 def _bench_url() -> str:
     return BASE_URL.rsplit("/", 1)[0] + "/" + BENCH_DB
 
 
 def prepare() -> tuple[str, list[str]]:
     """The project, its members' sessions (cookies) and a CI token."""
-    with _admin() as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
-    os.environ["DATABASE_URL"] = _bench_url()
+    os.environ["DATABASE_URL"] = fresh_database(BASE_URL, BENCH_DB)
     os.environ["REDIS_URL"] = REDIS_URL
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
     sys.path.insert(0, str(ROOT))
@@ -297,7 +281,7 @@ def main() -> None:
         from django.db import connections
 
         connections.close_all()
-        with _admin() as conn:
+        with admin_connection(BASE_URL) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
 
 
