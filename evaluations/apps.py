@@ -11,6 +11,7 @@ class EvaluationsConfig(AppConfig):
     verbose_name = _("Evaluations")
 
     def ready(self) -> None:
+        from evaluations import checks as _checks  # noqa: F401 - registers the audit key check
         from evaluations import signals  # noqa: F401 - deactivation ends sessions and tokens
         from evaluations.api import schema  # noqa: F401 - registers the OpenAPI auth extensions
         from evaluations.sso.checks import oidc_issuer_check

@@ -63,6 +63,7 @@ VERB_LABELS = {
     "sheet.approve": _("approved a sheet revision"),
     "sheet.reject": _("rejected a sheet revision"),
     "sheet.sealed": _("sealed a sheet revision"),
+    "audit.sealed": _("sealed the earlier history under the history key"),
     "sheet.withdrawn": _("withdrew a sheet revision"),
     "sheet.retry_render": _("retried rendering"),
     "sheet.retry_seal": _("retried sealing"),

@@ -1,5 +1,6 @@
 """Reads shared by pages, API and commands; related rows are fetched here and nowhere else."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -227,8 +228,55 @@ def project_history_page(
     return Paginator(events.order_by("-at", "-pk"), HISTORY_PER_PAGE).get_page(page)
 
 
-def audit_chain_break(project: Project) -> Break | None:
-    """The first broken link of the project's history chain, or None when it holds.
+@dataclass(frozen=True)
+class AuditAnchor:
+    """A place in a project's chain recorded outside it (a sealed sheet prints the chain's head
+    at sealing): entry `seq` had hash `hash` then."""
+
+    seq: int
+    hash: str
+    where: str  # who recorded it, for the message ("sheet r3")
+
+
+def audit_head(project: Project) -> AuditAnchor | None:
+    """The newest entry of the project's chain (None before the first)."""
+    head = AuditHead.objects.filter(project=project).values_list("seq", "hash").first()
+    if head is None or not head[0]:
+        return None
+    return AuditAnchor(seq=head[0], hash=head[1], where="")
+
+
+def _anchor_break(project: Project, anchors: Iterable[AuditAnchor]) -> Break | None:
+    wanted = {a.seq: a for a in anchors}
+    if not wanted:
+        return None
+    found = dict(
+        ProjectEvent.objects.filter(project=project, seq__in=list(wanted)).values_list(
+            "seq", "hash"
+        )
+    )
+    for seq in sorted(wanted):
+        anchor = wanted[seq]
+        if seq not in found:
+            return Break(
+                seq,
+                None,
+                f"{anchor.where} recorded entry {seq}, which the chain no longer holds: "
+                "entries were deleted after it was sealed",
+            )
+        if found[seq] != anchor.hash:
+            return Break(
+                seq,
+                None,
+                f"{anchor.where} recorded entry {seq} as {anchor.hash[:16]}…, the chain now "
+                f"holds {found[seq][:16]}…: the history was rewritten after it was sealed",
+            )
+    return None
+
+
+def audit_chain_break(project: Project, anchors: Iterable[AuditAnchor] = ()) -> Break | None:
+    """The first broken link of the project's history chain, or None when it holds; then each
+    anchor recorded outside the chain must still match it.
 
     Entries are read in position order, a few thousand at a time, so a long history is checked
     in bounded memory."""
@@ -248,11 +296,15 @@ def audit_chain_break(project: Project) -> Break | None:
             "after",
             "prev_hash",
             "hash",
+            "key_id",
         )
         .iterator(chunk_size=2000)
     )
     entries = (Entry(*row) for row in rows)
-    return first_break(entries, head_seq, head_hash)
+    found = first_break(entries, head_seq, head_hash)
+    if found is not None and not found.unsealed:
+        return found
+    return _anchor_break(project, anchors) or found
 
 
 # --- acceptance suite --------------------------------------------------------------------

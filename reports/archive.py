@@ -12,9 +12,12 @@ Everything that belongs to the project travels: framing, memberships, candidates
 suite, the whole result history with its evidence, runs, responsibilities, terms, costs and what
 is still to be confirmed, probe runs with their raw outputs, check bindings, sheets with their
 PDFs and sign-offs, the history chain, and API tokens (as their hashes: a token keeps working
-after a restore). Cluster credentials do not travel: they are encrypted under this instance's
-keys and bound to their rows, so a restored cluster has to be given them again. Idempotency
-records and queued e-mail notices are transient and left out.
+after a restore). The history chain is keyed: the manifest names the key ids its entries were
+keyed with, and an instance restores it only when it holds those keys (WORKBENCH_AUDIT_KEYS, the
+same id and the same key) and the chain verifies under them. Cluster credentials do not
+travel: they are encrypted under this instance's keys and bound to their rows, so a restored
+cluster has to be given them again. Idempotency records and queued e-mail notices are transient
+and left out.
 
 Import gives every row a new id and rewrites the references; people are matched by user name
 (created without a password when missing) and catalogue entries by key. It is all or nothing:
@@ -43,6 +46,8 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from evaluations.audit import SETTING as AUDIT_SETTING
+from evaluations.audit import audit_keys
 from evaluations.models import (
     AcceptanceAction,
     ActionKeyRename,
@@ -56,6 +61,7 @@ from evaluations.models import (
     Solution,
     SolutionKind,
 )
+from evaluations.selectors import audit_chain_break
 from evaluations.services.catalog import SOLUTION_TEXTS, TEAM_ENTRY_POSITION
 from poc.models import (
     Evidence,
@@ -227,6 +233,9 @@ def export_project(project: Project, target: Any) -> dict[str, int]:
             "team_solutions": team_solutions,
             "left_out": LEFT_OUT,
             "files": stored,
+            "history_key_ids": sorted(
+                {e.key_id for e in objects if isinstance(e, ProjectEvent) and e.key_id}
+            ),
         }
         out.writestr("manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
     return counts
@@ -500,6 +509,7 @@ def _import_rows(
         counts[token_label] = counts.get(token_label, 0) + report.tokens_skipped
     if counts != expected_counts:
         raise ArchiveError(f"data.json does not hold the rows the manifest counts ({counts})")
+    _check_history(project)
     # Cells keep a copy of their latest result's effort; an archive written before they did
     # holds none, so it is copied here from the restored results.
     ResultCell.objects.filter(project=project, outcome=Outcome.NEEDS_INTEGRATION).update(
@@ -509,6 +519,29 @@ def _import_rows(
     )
     report.project, report.files = project, len(files)
     return report
+
+
+def _check_history(project: Project) -> None:
+    """The restored history must verify here: under keys this instance holds, unchanged."""
+    needed = set(
+        ProjectEvent.objects.filter(project=project)
+        .exclude(key_id="")
+        .values_list("key_id", flat=True)
+    )
+    held = dict(audit_keys())
+    missing = sorted(needed - set(held))
+    if missing:
+        raise ArchiveError(
+            f"the project history is keyed with key id(s) {', '.join(missing)}, which "
+            f"{AUDIT_SETTING} here does not hold: add the exporting instance's key(s) after "
+            "this instance's current one, then import again"
+        )
+    found = audit_chain_break(project)
+    if found is not None and not found.unsealed:
+        raise ArchiveError(
+            f"the project history does not verify here at entry {found.seq}: {found.problem} "
+            "(a key of the same id but other bytes, or a changed archive)"
+        )
 
 
 def _former_boundaries(data: list[Any]) -> tuple[list[Any], int]:

@@ -70,6 +70,10 @@ class Sheet(models.Model):
     pdf = models.FileField(upload_to="sheets/drafts/", blank=True)
     sealed_pdf = models.FileField(upload_to="sheets/sealed/", blank=True)
     sealed_sha256 = models.CharField(max_length=64, blank=True)
+    # The project history's head when it was sealed, printed on the signed sign-off page: an
+    # anchor outside the database that `verify_audit` holds the chain to.
+    audit_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    audit_hash = models.CharField(max_length=64, blank=True)
     page_count = models.PositiveIntegerField(default=0)
     generated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -13,6 +13,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from evaluations.models import ApiToken, Membership, Project
+from evaluations.selectors import audit_head
 from evaluations.services import event_record
 from reports import notices, rendering, signing
 from reports.acknowledgements import sheet_acknowledge
@@ -396,6 +397,8 @@ def sheet_seal(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
             claim.update(
                 sealed_pdf=sheet.sealed_pdf.name,
                 sealed_sha256=digest,
+                audit_seq=sheet.audit_seq,
+                audit_hash=sheet.audit_hash,
                 status=SheetStatus.SEALED,
                 seal_error="",
                 work_started_at=None,
@@ -408,7 +411,7 @@ def sheet_seal(*, sheet_id: int, final_try: bool = True) -> Sheet | None:
                 actor=None,
                 verb="sheet.sealed",
                 subject=f"r{sheet.revision}",
-                after={"sha256": digest},
+                after={"sha256": digest, "history_entry": sheet.audit_seq},
             )
     except Exception as exc:  # whatever broke, the page must say why and offer a retry
         if isinstance(exc, TRANSIENT_ERRORS) and not final_try:
@@ -425,6 +428,8 @@ def _sealed_pdf(sheet: Sheet) -> bytes:
     if missing:
         raise ValueError(_("not approved by %(roles)s") % {"roles": ", ".join(missing)})
     identity = signing.signing_identity()
+    head = audit_head(sheet.project)  # printed on the sign-off page: the history's anchor
+    sheet.audit_seq, sheet.audit_hash = (head.seq, head.hash) if head else (None, "")
 
     def pdf(*, signoff_only: bool) -> rendering.Rendered:
         return rendering.sheet_pdf(

@@ -1,4 +1,5 @@
 import copy
+import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -11,9 +12,12 @@ from tests.factories import make_actions
 
 # A fixed key for cluster credentials in tests (never used outside them).
 TEST_CREDENTIALS_KEYS = "t1:dGVzdC1rZXktMzItYnl0ZXMtbG9uZy0wMTIzNDU2Nzg="
+# And for the project history's chain; the processes tests start (servers, workers) inherit it.
+TEST_AUDIT_KEYS = "h1:aGlzdG9yeS1rZXktZm9yLXRlc3RzLW9ubHktMDEyMzQ="
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("WORKBENCH_AUDIT_KEYS", TEST_AUDIT_KEYS)
     try:
         test_services.ensure_all()
     except test_services.ServiceMissing as exc:
@@ -25,6 +29,7 @@ def _test_settings(settings: Any) -> None:
     settings.LANGUAGE_CODE = "en"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.WORKBENCH_CREDENTIALS_KEYS = TEST_CREDENTIALS_KEYS
+    settings.WORKBENCH_AUDIT_KEYS = os.environ["WORKBENCH_AUDIT_KEYS"]
     # Rate-limit counters live in Redis: each test gets keys of its own, so that neither
     # earlier tests nor earlier runs (whose ids repeat in a fresh database) can leak in.
     caches = copy.deepcopy(settings.CACHES)

@@ -376,6 +376,10 @@ SHEET_SIGNING_PASSPHRASE = env_str(
 # pairs, the first one encrypting; development makes one under var/ when unset. Probes connect
 # only to the networks and host names listed here (CIDRs or names; empty: none).
 WORKBENCH_CREDENTIALS_KEYS = env_str("WORKBENCH_CREDENTIALS_KEYS")
+# The project history's chain is keyed (HMAC-SHA-256) under these keys (evaluations/audit.py):
+# ID:KEY pairs, the first one keying new entries, every one verifying; development makes one
+# under var/ when unset. Keep them apart from the database and from its backups.
+WORKBENCH_AUDIT_KEYS = env_str("WORKBENCH_AUDIT_KEYS")
 PROBE_ALLOWED_NETWORKS = env_list(
     "PROBE_ALLOWED_NETWORKS", [] if PRODUCTION else ["127.0.0.0/8", "::1/128"]
 )

@@ -180,10 +180,12 @@ class SsoIdentity(models.Model):
 class ProjectEvent(models.Model):
     """An entry in a project's history: who changed what, when, with the values before/after.
 
-    Entries form a hash chain per project (evaluations.audit): each holds its position `seq`,
-    the hash of the entry before it and its own hash over its content, so that an entry edited
-    or deleted in the database is found by `manage.py verify_audit`. `actor_name` keeps who it
-    was as written then (the user may be deleted later; the chain must still verify)."""
+    Entries form a keyed hash chain per project (evaluations.audit): each holds its position
+    `seq`, the hash of the entry before it and its own HMAC over its content under the key
+    `key_id` names (blank: written before the chain was keyed, a plain SHA-256), so that an
+    entry edited or deleted in the database is found by `manage.py verify_audit`. `actor_name`
+    keeps who it was as written then (the user may be deleted later; the chain must still
+    verify)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(
@@ -198,6 +200,7 @@ class ProjectEvent(models.Model):
     seq = models.PositiveBigIntegerField(null=True, blank=True)
     prev_hash = models.CharField(max_length=64, blank=True)
     hash = models.CharField(max_length=64, blank=True)
+    key_id = models.CharField(max_length=16, blank=True)
 
     class Meta:
         ordering = ["-at", "-pk"]

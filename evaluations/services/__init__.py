@@ -19,7 +19,7 @@ from evaluations.services.catalog import (
 )
 from evaluations.services.demo import demo_seed
 from evaluations.services.freeze import ScopeFrozen, scope_edit_guard
-from evaluations.services.history import event_record
+from evaluations.services.history import ChainBroken, audit_chain_seal, event_record
 from evaluations.services.projects import (
     membership_remove,
     membership_set,
@@ -74,6 +74,8 @@ __all__ = [
     "api_token_touch",
     "api_tokens_revoke_created_by",
     "AccessWithdrawn",
+    "ChainBroken",
+    "audit_chain_seal",
     "MembershipChanges",
     "oidc_account",
     "sso_groups_refresh",

@@ -6,8 +6,9 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from evaluations.audit import entry_hash, normalised
+from evaluations.audit import Break, current_key, entry_hash, normalised
 from evaluations.models import AuditHead, Project, ProjectEvent
+from evaluations.selectors import audit_chain_break
 from workbench.people import stored_user
 
 
@@ -44,6 +45,7 @@ def event_record(
         head = _locked_head(project)
         seq = head.seq + 1
         at = timezone.now()
+        key_id, key = current_key()
         digest = entry_hash(
             seq=seq,
             at=at,
@@ -53,6 +55,8 @@ def event_record(
             before=before,
             after=after,
             prev_hash=head.hash,
+            key_id=key_id,
+            key=key,
         )
         event = ProjectEvent.objects.create(
             project=project,
@@ -66,6 +70,35 @@ def event_record(
             seq=seq,
             prev_hash=head.hash,
             hash=digest,
+            key_id=key_id,
         )
         AuditHead.objects.filter(pk=head.pk).update(seq=seq, hash=digest)
     return event
+
+
+class ChainBroken(Exception):
+    """The chain does not hold; `found` says where."""
+
+    def __init__(self, found: Break) -> None:
+        super().__init__(found.problem)
+        self.found = found
+
+
+def audit_chain_seal(*, project: Project) -> ProjectEvent | None:
+    """Seal a chain that ends in entries written before it was keyed: append one keyed entry,
+    whose keyed hash covers the last one's. None when there is nothing to seal; ChainBroken
+    when the chain does not hold (sealing would vouch for a changed history)."""
+    with transaction.atomic():
+        head = _locked_head(project)  # writers wait until the seal is in
+        found = audit_chain_break(project)
+        if found is None:
+            return None
+        if not found.unsealed:
+            raise ChainBroken(found)
+        return event_record(
+            project=project,
+            actor=None,
+            verb="audit.sealed",
+            subject=f"{found.seq}-{head.seq}",
+            after={"key_id": current_key()[0], "first": found.seq, "last": head.seq},
+        )

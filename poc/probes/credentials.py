@@ -18,7 +18,6 @@ signing certificate); production refuses to start without them (poc.probes.check
 import base64
 import binascii
 import json
-import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.conf import settings
+
+from workbench import keyring
 
 PREFIX = "wbc1"
 NONCE_BYTES = 12
@@ -38,48 +39,20 @@ class CredentialsUnavailable(Exception):
 
 def new_key_text(key_id: str = "1") -> str:
     """A fresh `ID:KEY` pair for WORKBENCH_CREDENTIALS_KEYS."""
-    return f"{key_id}:{base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()}"
+    return keyring.new_key_text(key_id)
 
 
 def parse_keys(text: str) -> list[tuple[str, bytes]]:
     """The `ID:KEY,ID:KEY` list, in order (the first encrypts); CredentialsUnavailable when a
     pair is malformed, a key is not 32 bytes, or an id repeats."""
-    keys: list[tuple[str, bytes]] = []
-    for position, pair in enumerate(p.strip() for p in text.split(",")):
-        if not pair:
-            continue
-        key_id, sep, encoded = pair.partition(":")
-        key_id = key_id.strip()
-        if not sep or not key_id or not key_id.isalnum() or len(key_id) > 16:
-            raise CredentialsUnavailable(
-                f"WORKBENCH_CREDENTIALS_KEYS: entry {position + 1} is not ID:KEY "
-                "(an id of letters and digits, a colon, a base64 key)"
-            )
-        try:
-            key = base64.urlsafe_b64decode(encoded.strip() + "=" * (-len(encoded.strip()) % 4))
-        except (binascii.Error, ValueError):
-            raise CredentialsUnavailable(
-                f"WORKBENCH_CREDENTIALS_KEYS: the key of id {key_id!r} is not base64"
-            ) from None
-        if len(key) != 32:
-            raise CredentialsUnavailable(
-                f"WORKBENCH_CREDENTIALS_KEYS: the key of id {key_id!r} is {len(key)} bytes, "
-                "not 32 (AES-256)"
-            )
-        if any(existing == key_id for existing, _key in keys):
-            raise CredentialsUnavailable(f"WORKBENCH_CREDENTIALS_KEYS: id {key_id!r} repeats")
-        keys.append((key_id, key))
-    return keys
+    try:
+        return keyring.parse_keys(text, setting="WORKBENCH_CREDENTIALS_KEYS")
+    except keyring.KeyringError as exc:
+        raise CredentialsUnavailable(str(exc)) from None
 
 
 def _development_keys() -> str:
-    path = Path(settings.VAR_DIR) / "credentials-keys"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(new_key_text("dev1") + "\n")
-    return path.read_text(encoding="utf-8").strip()
+    return keyring.development_keys(Path(settings.VAR_DIR) / "credentials-keys", "dev1")
 
 
 @lru_cache(maxsize=8)

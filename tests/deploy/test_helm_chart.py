@@ -1011,5 +1011,11 @@ def test_the_defaults_alone_are_refused() -> None:
     # values.yaml holds no secret: an install must give them (or name existing Secrets).
     result = helm("template", RELEASE, str(CHART), "--set", "config.allowedHosts={a.example.com}")
     assert result.returncode != 0
-    for name in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL", "WORKBENCH_CREDENTIALS_KEYS"):
+    for name in (
+        "SECRET_KEY",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "WORKBENCH_CREDENTIALS_KEYS",
+        "WORKBENCH_AUDIT_KEYS",
+    ):
         assert name in result.stderr

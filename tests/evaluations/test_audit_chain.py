@@ -50,26 +50,37 @@ def test_an_edited_entry_is_named() -> None:
     assert "content was changed" in found.problem
 
 
-def test_an_entry_rewritten_with_a_fresh_hash_breaks_the_next_link() -> None:
-    """Whoever edits an entry and recomputes its hash still breaks the link after it."""
+def test_an_entry_rewritten_with_a_fresh_hash_is_named_at_that_entry() -> None:
+    """Whoever edits an entry and recomputes its hash without the key (as a plain SHA-256, or
+    as an HMAC under a key guessed) is named at that very entry, even with every later link
+    rewritten to match."""
     from evaluations.audit import entry_hash
 
     project = ProjectFactory()
     events = _history(project)
     target = events[1]
-    forged = entry_hash(
-        seq=2,
-        at=target.at,
-        actor_name=target.actor_name,
-        verb=target.verb,
-        subject="nothing happened",
-        before=target.before,
-        after=target.after,
-        prev_hash=target.prev_hash,
-    )
-    ProjectEvent.objects.filter(pk=target.pk).update(subject="nothing happened", hash=forged)
-    found = audit_chain_break(project)
-    assert found is not None and found.seq == 3 and "does not link" in found.problem
+    fields = {
+        "seq": 2,
+        "at": target.at,
+        "actor_name": target.actor_name,
+        "verb": target.verb,
+        "subject": "nothing happened",
+        "before": target.before,
+        "after": target.after,
+        "prev_hash": target.prev_hash,
+    }
+    for key_id, key, problem in (
+        ("", b"", "it is not keyed, though the chain was keyed from entry 1"),
+        (target.key_id, b"g" * 32, "its content was changed"),
+    ):
+        forged = entry_hash(**fields, key_id=key_id, key=key)
+        ProjectEvent.objects.filter(pk=target.pk).update(
+            subject="nothing happened", hash=forged, key_id=key_id
+        )
+        ProjectEvent.objects.filter(pk=events[2].pk).update(prev_hash=forged)
+        found = audit_chain_break(project)
+        assert found is not None and (found.seq, found.pk) == (2, target.pk), found
+        assert problem in found.problem
 
 
 def test_deleted_entries_are_named() -> None:

@@ -165,6 +165,11 @@ def test_a_project_comes_back_whole(full_project: dict[str, Any]) -> None:
         == outputs
     )
     sheet = Sheet.objects.get(project=restored)
+    # The history's head printed on the sealed sheet comes back with it and still holds.
+    assert sheet.audit_seq and sheet.audit_hash == events[sheet.audit_seq - 1][2]
+    verified = StringIO()
+    call_command("verify_audit", "alpha", stdout=verified)
+    assert verified.getvalue() == "alpha: intact\n"
     data = sheet.sealed_pdf.read()
     check = verify_pdf(data)
     assert check.valid, check.problems
@@ -295,6 +300,42 @@ def test_a_damaged_or_clashing_archive_restores_nothing(full_project) -> None:
             import_project(io.BytesIO(data), slug=slug)
         assert Project.objects.count() == projects
         assert _stored_files() == files_before
+
+
+def test_a_history_keyed_elsewhere_needs_that_key(full_project, settings) -> None:
+    """An archive names the key ids its history was keyed with; another instance restores it
+    only holding that key (after its own current one), and refuses a same-named other key."""
+    from workbench.keyring import new_key_text
+
+    archive = archive_bytes(full_project["alpha"])
+    exporting = settings.WORKBENCH_AUDIT_KEYS  # the key id h1 (tests/conftest.py)
+    assert json.loads(zipfile.ZipFile(io.BytesIO(archive)).read("manifest.json"))[
+        "history_key_ids"
+    ] == ["h1"]
+    projects, files_before = Project.objects.count(), _stored_files()
+    settings.WORKBENCH_AUDIT_KEYS = new_key_text("other")
+    with pytest.raises(ArchiveError, match="key id\\(s\\) h1, which WORKBENCH_AUDIT_KEYS here"):
+        import_project(io.BytesIO(archive), slug="elsewhere")
+    settings.WORKBENCH_AUDIT_KEYS = new_key_text("h1")  # the same id, other bytes
+    with pytest.raises(ArchiveError, match="does not verify here at entry 1"):
+        import_project(io.BytesIO(archive), slug="elsewhere")
+    assert Project.objects.count() == projects and _stored_files() == files_before
+    settings.WORKBENCH_AUDIT_KEYS = f"{new_key_text('other')},{exporting}"
+    restored = import_project(io.BytesIO(archive), slug="elsewhere").project
+    assert audit_chain_break(restored) is None
+
+
+def test_verify_audit_reads_the_anchor_printed_in_the_sealed_file(full_project) -> None:
+    """The anchor stored beside a sealed sheet is held to the one its signed file prints."""
+    sheet = Sheet.objects.get(project=full_project["alpha"])
+    call_command("verify_audit", "alpha", stdout=StringIO())
+    Sheet.objects.filter(pk=sheet.pk).update(audit_hash="0" * 64)
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 project history chain"):
+        call_command("verify_audit", "alpha", stdout=out)
+    assert "not the one printed in its signed file" in out.getvalue()
+    with pytest.raises(CommandError):  # the stored anchor alone no longer matches the chain
+        call_command("verify_audit", "alpha", "--skip-files", stdout=StringIO())
 
 
 def _stored_files() -> set[str]:

@@ -151,7 +151,7 @@ def test_gunicorn_serves_pages_and_static_files_and_says_when_it_cannot(
         assert status == 200 and b"workbench_http_requests_total" in text
         status, _headers, body = fetch(url + "/readyz/")
         assert status == 200, body
-        assert body.count(b'"ok": true') == 5 and b'"ok": false' not in body
+        assert body.count(b'"ok": true') == 6 and b'"ok": false' not in body
         # Plain HTTP without the proxy's header is sent to HTTPS; probes are not.
         assert fetch(url + "/accounts/login/", {"Host": PROXY["Host"]})[0] == 301
         assert fetch(url + "/accounts/login/")[0] == 400  # and an unknown host is refused

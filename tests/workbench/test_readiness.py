@@ -21,6 +21,7 @@ def test_ready_lists_every_part(client) -> None:
         "database",
         "broker",
         "static_files",
+        "audit_key",
         "credentials_key",
         "signing_certificate",
     ]
@@ -49,6 +50,7 @@ def test_a_configuration_problem_makes_it_unready_and_is_named(client) -> None:
     with override_settings(
         PRODUCTION=True,
         WORKBENCH_CREDENTIALS_KEYS="",
+        WORKBENCH_AUDIT_KEYS="",
         SHEET_SIGNING_P12="",
         METRICS_TOKEN="readiness-reader-7",
     ):
@@ -59,6 +61,8 @@ def test_a_configuration_problem_makes_it_unready_and_is_named(client) -> None:
     assert found["database"]["ok"] and found["broker"]["ok"]
     assert found["credentials_key"]["problem"].startswith("poc.E001: ")
     assert "WORKBENCH_CREDENTIALS_KEYS is not set" in found["credentials_key"]["problem"]
+    assert found["audit_key"]["problem"].startswith("evaluations.E010: ")
+    assert "WORKBENCH_AUDIT_KEYS is not set" in found["audit_key"]["problem"]
     assert found["signing_certificate"]["problem"].startswith("reports.E001: ")
 
 

@@ -11,6 +11,7 @@ from workbench.processes import Child, Supervisor
 # What a first run needs, in this one process (`--prepare`): each is idempotent.
 PREPARE: tuple[tuple[str, dict[str, Any]], ...] = (
     ("migrate", {"interactive": False}),
+    ("seal_audit_chain", {}),
     ("seed_catalog", {}),
     ("demo", {}),
     ("signing_cert", {}),

@@ -160,7 +160,7 @@ is given; the optional ones are written only when set.
 */}}
 {{- define "workbench.secretData" -}}
 {{- $s := .Values.secrets }}
-{{- range $name := list "SECRET_KEY" "SHEET_SIGNING_PASSPHRASE" "WORKBENCH_CREDENTIALS_KEYS" "DATABASE_URL" "REDIS_URL" }}
+{{- range $name := list "SECRET_KEY" "SHEET_SIGNING_PASSPHRASE" "WORKBENCH_CREDENTIALS_KEYS" "WORKBENCH_AUDIT_KEYS" "DATABASE_URL" "REDIS_URL" }}
 {{ $name }}: {{ required (printf "secrets.%s is required (or name a Secret you manage in secrets.existingSecret)" $name) (get $s $name) | b64enc | quote }}
 {{- end }}
 CELERY_BROKER_URL: {{ $s.CELERY_BROKER_URL | default $s.REDIS_URL | b64enc | quote }}
@@ -198,7 +198,7 @@ gunicorn's control socket and fontconfig's cache go there.
 
 {{- define "workbench.env" -}}
 {{- $secret := .secret }}
-{{- range $name := list "SECRET_KEY" "SHEET_SIGNING_PASSPHRASE" "WORKBENCH_CREDENTIALS_KEYS" "DATABASE_URL" "REDIS_URL" }}
+{{- range $name := list "SECRET_KEY" "SHEET_SIGNING_PASSPHRASE" "WORKBENCH_CREDENTIALS_KEYS" "WORKBENCH_AUDIT_KEYS" "DATABASE_URL" "REDIS_URL" }}
 - name: {{ $name }}
   valueFrom:
     secretKeyRef:
