@@ -207,3 +207,34 @@ def test_the_recorded_nodes_read_as_before(kube: FakeKubeApi) -> None:
     for host in ("qa-mig-worker-gpu-1", "h100-node-1"):
         assert document_of(result, host)["warnings"] == []
         assert facts_of(result, host)["mig_profiles"] == {}
+
+
+def test_a_compute_instance_resource_keeps_its_gpu_instance_profile(kube: FakeKubeApi) -> None:
+    """The device plugin names a compute instance smaller than its GPU instance by both
+    (nvidia.com/mig-1c.3g.20gb): the device is of GPU instance profile 3g.20gb, with its own
+    compute profile kept, and the profile check counts it at both levels."""
+    from poc.probes.rules.checks import run_check
+
+    node = a100()
+    labels = node["metadata"]["labels"]
+    for key in [key for key in labels if key.startswith(MIG + "7g.40gb.")]:
+        del labels[key]
+    labels.update({"nvidia.com/mig.config": "custom", MIG + "1c.3g.20gb.count": "2"})
+    status = node["status"]
+    for field in ("capacity", "allocatable"):
+        status[field].pop(MIG + "7g.40gb", None)
+        status[field][MIG + "1c.3g.20gb"] = "2"
+    document = document_of(probe(kube, node), A100)
+    (gpu,) = document["gpus"]
+    assert [(d["profile"], d.get("compute_profile")) for d in gpu["mig_devices"]] == [
+        ("3g.20gb", "1c.3g.20gb"),
+        ("3g.20gb", "1c.3g.20gb"),
+    ]
+
+    def status_of(profile: str, count: int) -> str:
+        wanted = {"profile": profile, "count": count}
+        return run_check("mig_profile_count_at_least", wanted, [document])["status"]
+
+    assert status_of("1c.3g.20gb", 2) == "passed"
+    assert status_of("3g.20gb", 1) == "passed"
+    assert status_of("3g.20gb", 2) == "unable"  # one GPU instance, or two: not said

@@ -143,7 +143,35 @@ def test_the_query_alone_counts_devices_and_gpu_instances() -> None:
     assert mig_text(gpu) == "on: 3 MIG devices in 2 GPU instances"
 
 
-def test_the_profile_check_counts_mig_devices_of_a_gpu_instance_profile() -> None:
+def test_the_profile_check_counts_gpu_instances_not_their_compute_slices() -> None:
+    """Two "1c.3g.71gb" devices are one or two 3g.71gb GPU instances: one at least (passes at
+    1), two only if each sits in its own (unable at 2, failed at 3); counted by their compute
+    profile they are two."""
     node = parse_output(listing("1c.3g.71gb", "1c.3g.71gb"))
-    outcome = run_check("mig_profile_count_at_least", {"profile": "3g.71gb", "count": 2}, [node])
-    assert outcome["status"] == "passed"
+
+    def outcome(profile: str, count: int) -> dict:
+        return run_check("mig_profile_count_at_least", {"profile": profile, "count": count}, [node])
+
+    assert outcome("3g.71gb", 1)["status"] == "passed"
+    unable = outcome("3g.71gb", 2)
+    assert unable["status"] == "unable"
+    assert "1 MIG GPU instance of profile 3g.71gb" in unable["measured"]
+    assert "Up to 1 more" in unable["detail"]
+    assert outcome("3g.71gb", 3)["status"] == "failed"
+    compute = outcome("1c.3g.71gb", 2)
+    assert compute["status"] == "passed"
+    assert compute["measured"] == "2 MIG compute instances of profile 1c.3g.71gb"
+
+
+def test_identified_gpu_instances_decide_the_profile_check() -> None:
+    """With the GPU Instance ID of the query, two compute instances in one GPU instance are
+    one GPU instance: two wanted fails."""
+    node = parse_outputs(
+        [
+            ("nvidia-smi -q", mig_query_text([(1, 0), (1, 1)])),
+            ("nvidia-smi -L", listing("1c.3g.71gb", "1c.3g.71gb")),
+        ]
+    )
+    failed = run_check("mig_profile_count_at_least", {"profile": "3g.71gb", "count": 2}, [node])
+    assert failed["status"] == "failed", failed
+    assert failed["measured"].startswith("1 MIG GPU instance of profile 3g.71gb")

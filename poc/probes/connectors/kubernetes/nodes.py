@@ -8,6 +8,7 @@ from poc.probes.connectors.kubernetes.discovery import _cannot
 from poc.probes.connectors.kubernetes.mig import MIG_RESOURCE, mig_profiles, mig_warnings
 from poc.probes.connectors.kubernetes.values import GPU, _bool, _int
 from poc.probes.facts import MigDevice, NodeFacts, new_gpu, new_node
+from poc.probes.parsers.smi_list import mig_profiles as smi_mig_profiles
 
 NODES_SOURCE = "kubernetes: GET /api/v1/nodes"
 GPU_SHARED = "nvidia.com/gpu.shared"
@@ -270,7 +271,10 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
 
 def _mig_devices(facts: dict[str, Any]) -> list[MigDevice]:
     devices: list[MigDevice] = []
-    for profile, entry in facts["mig_profiles"].items():
+    for name, entry in facts["mig_profiles"].items():
+        # The device plugin names a compute instance smaller than its GPU instance by both
+        # ("nvidia.com/mig-1c.3g.40gb"): the GPU instance profile is the part after "1c.".
+        profile, own = smi_mig_profiles(name)
         for _ in range(entry["count"]):
             devices.append(
                 MigDevice(
@@ -280,6 +284,7 @@ def _mig_devices(facts: dict[str, Any]) -> list[MigDevice]:
                     profile_id=None,
                     memory_total_mib=entry["memory_mib"],
                     uuid=None,
+                    compute_profile=own,
                 )
             )
     return devices

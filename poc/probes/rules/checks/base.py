@@ -16,7 +16,9 @@ Status = Literal["passed", "failed", "unable"]
 ParamKind = Literal["int", "float", "bool", "str_list", "version", "choice", "mig_profile"]
 
 VERSION_RE = re.compile(r"\d+(\.\d+){0,3}")
-MIG_PROFILE_RE = re.compile(r"[1-9]g\.\d+gb(\+[a-z0-9]+)*")
+# A GPU instance profile ("3g.40gb", "1g.10gb+me") or a compute instance profile in one
+# ("1c.3g.40gb").
+MIG_PROFILE_RE = re.compile(r"([1-9]c\.)?[1-9]g\.\d+gb(\+[a-z0-9]+)*")
 DEVICE_ID_RE = re.compile(r"0x[0-9a-f]{4}")
 
 # How many items a failure's detail names before "and N more".

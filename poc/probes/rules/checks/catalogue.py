@@ -150,8 +150,9 @@ CHECKS: tuple[Check, ...] = (
         key="mig_profile_count_at_least",
         label=gettext_lazy("MIG devices of a profile"),
         description=gettext_lazy(
-            "The run has at least this many MIG devices of the given GPU instance profile, over "
-            "all its GPUs."
+            "The run has at least this many MIG GPU instances of the given profile (such as "
+            "3g.40gb), or compute instances of a compute instance profile (such as 1c.3g.40gb), "
+            "over all its GPUs."
         ),
         params=(
             Param("profile", "mig_profile", gettext_lazy("Profile, such as 1g.10gb")),

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from poc.probes.facts import GpuFacts, NodeFacts
+from poc.probes.facts import GpuFacts, NodeFacts, mig_levels
 from poc.probes.peaks import normalize_device_id
 from poc.probes.rules.checks.base import (
     DEVICE_ID_RE,
@@ -211,23 +211,66 @@ def _mig_profile(value: str | None) -> str:
 
 
 def _mig_profile_count_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+    """A compute instance profile ("1c.3g.40gb") counts the devices of that very profile; a
+    GPU instance profile ("3g.40gb") counts GPU instances: identified ones where the output
+    identifies them, else the devices spanning a whole instance plus one for a GPU's
+    compute-slice devices of that profile (they may share one instance or sit in one each:
+    the check is unable when only the second reading would pass)."""
     gpus = list(_gpus(nodes))
     if not gpus:
         return _no_gpus(nodes)
     profile = params["profile"]
-    found = sum(
-        1
-        for _position, gpu in gpus
-        for device in gpu["mig_devices"]
-        if _mig_profile(device["profile"]) == profile
-    )
-    measured = ngettext(
-        "%(count)s MIG device of profile %(profile)s",
-        "%(count)s MIG devices of profile %(profile)s",
-        found,
-    ) % {"count": found, "profile": profile}
+    compute_level = "c." in profile
+    found = unplaced = 0
+    for _position, gpu in gpus:
+        levels = mig_levels(gpu)
+        if compute_level:
+            found += sum(
+                n for name, n in levels["compute_profiles"].items() if _mig_profile(name) == profile
+            )
+        elif levels["gpu_instances"] is not None:
+            found += sum(
+                1 for i in levels["gpu_instances"] if _mig_profile(i["profile"]) == profile
+            )
+        else:
+            slices = 0  # compute instances of a GPU instance of the profile, not identified
+            for device in gpu["mig_devices"]:
+                if _mig_profile(device["profile"]) != profile:
+                    continue
+                own = _mig_profile(device.get("compute_profile") or device["profile"])
+                if own == profile:
+                    found += 1
+                else:
+                    slices += 1
+            # They sit in one GPU instance of the profile at least, in one each at most.
+            found += 1 if slices else 0
+            unplaced += max(slices - 1, 0)
+    if compute_level:
+        measured = ngettext(
+            "%(count)s MIG compute instance of profile %(profile)s",
+            "%(count)s MIG compute instances of profile %(profile)s",
+            found,
+        ) % {"count": found, "profile": profile}
+    else:
+        measured = ngettext(
+            "%(count)s MIG GPU instance of profile %(profile)s",
+            "%(count)s MIG GPU instances of profile %(profile)s",
+            found,
+        ) % {"count": found, "profile": profile}
     if found >= params["count"]:
         return _passed(measured)
+    if found + unplaced >= params["count"]:
+        return _unable(
+            ngettext(
+                "Up to %(count)s more: compute instances sit in %(profile)s GPU instances that "
+                "the output does not identify, so several may share one.",
+                "Up to %(count)s more: compute instances sit in %(profile)s GPU instances that "
+                "the output does not identify, so several may share one.",
+                unplaced,
+            )
+            % {"count": unplaced, "profile": profile},
+            measured,
+        )
     if all(gpu["mig_mode_current"] is None for _position, gpu in gpus) and not any(
         gpu["mig_devices"] for _position, gpu in gpus
     ):
