@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import Http404
+from django.http.multipartparser import MultiPartParserError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
@@ -224,14 +225,35 @@ class ResultBulkCreateApi(APIView):
         return Response(_import_response(record, record.run, notable, []), status=201)
 
 
+def _junit_report(request: Request) -> bytes | Response:
+    """The report: the raw body, or the multipart field `file` (what generated API clients
+    and `curl -F file=@report.xml` send)."""
+    if not request.content_type.startswith("multipart/form-data"):
+        return request.body
+    try:
+        upload = request._request.FILES.get("file")  # Django's own parser, size-limited
+    except (ValueError, MultiPartParserError) as exc:
+        return Response({"detail": f"the multipart body cannot be read: {exc}"}, status=400)
+    if upload is None:
+        return Response({"detail": "send the report as multipart field 'file'"}, status=400)
+    return upload.read()
+
+
 class JUnitImportApi(APIView):
-    """Post a JUnit XML report for one candidate and run."""
+    """Post a JUnit XML report for one candidate and run: the body, or multipart field `file`."""
 
     parser_classes: list[Any] = []  # the report is read raw from the body, whatever its type
     authentication_classes = [BearerTokenAuthentication, RawBodySessionAuthentication]
 
     @extend_schema(
-        request={"application/xml": {"type": "string", "format": "binary"}},
+        request={
+            "application/xml": {"type": "string", "format": "binary"},
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+                "required": ["file"],
+            },
+        },
         parameters=[
             OpenApiParameter("candidate", str, required=True),
             OpenApiParameter("run", str, required=True),
@@ -249,7 +271,9 @@ class JUnitImportApi(APIView):
         project = api_project(request, slug, scope=TokenScope.RESULTS_WRITE)
         if (refusal := _too_big(request)) is not None:
             return refusal
-        body = request.body
+        body = _junit_report(request)
+        if isinstance(body, Response):
+            return body
         return idempotent(request, body, lambda: self._store(request, project, body))
 
     def _store(self, request: Request, project: Project, body: bytes) -> Response:

@@ -336,7 +336,10 @@ class SheetDetailApi(APIView):
 
 
 class SheetPdfApi(APIView):
-    @extend_schema(responses={(200, "application/pdf"): bytes})
+    # Declared as a PDF and as plain bytes: generated clients read the second as a file.
+    @extend_schema(
+        responses={(200, "application/pdf"): bytes, (200, "application/octet-stream"): bytes}
+    )
     def get(self, request: Request, sheet_id: int) -> FileResponse:
         sheet = _sheet_for_caller(request, sheet_id)
         return FileResponse(
