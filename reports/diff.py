@@ -2,6 +2,7 @@
 revision ("what is different from the one we rejected?")."""
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -17,6 +18,7 @@ from reports.procurement.terms import FORMER_FIELDS
 
 # Shown at most; a revision rebuilt from scratch can differ in thousands of cells.
 LIMIT = 200
+Named = Callable[[str], str]  # a candidate's key to the name the sheet gives it
 
 FRAMING = {
     "name": gettext_lazy("Name"),
@@ -61,15 +63,24 @@ class Changes:
 
 def snapshot_changes(old: dict[str, Any], new: dict[str, Any]) -> Changes:
     changes: list[Change] = []
+    # Candidates are named by product and version, as the sheet names them, never by key.
+    names = {
+        c["slug"]: f"{c['solution']} {c['version']}".strip() or c["slug"]
+        for c in [*old["shortlist"], *new["shortlist"]]
+    }
+
+    def named(slug: str) -> str:
+        return names.get(slug, slug)
+
     _framing(old["project"], new["project"], changes)
-    _shortlist(old["shortlist"], new["shortlist"], changes)
-    _matrix(old["matrix"], new["matrix"], changes)
-    _candidates(old["candidates"], new["candidates"], changes)
-    _evidence(old["evidence"], new["evidence"], changes)
-    _costs(old.get("costs"), new.get("costs"), changes)
+    _shortlist(old["shortlist"], new["shortlist"], changes, named)
+    _matrix(old["matrix"], new["matrix"], changes, named)
+    _candidates(old["candidates"], new["candidates"], changes, named)
+    _evidence(old["evidence"], new["evidence"], changes, named)
+    _costs(old.get("costs"), new.get("costs"), changes, named)
     _cost_inputs(old.get("costs"), new.get("costs"), changes)
     _cost_lines(old.get("costs"), new.get("costs"), changes)
-    _compatibility(old.get("compatibility"), new.get("compatibility"), changes)
+    _compatibility(old.get("compatibility"), new.get("compatibility"), changes, named)
     return Changes(shown=changes[:LIMIT], total=len(changes))
 
 
@@ -89,22 +100,27 @@ def _framing(old: dict[str, Any], new: dict[str, Any], out: list[Change]) -> Non
             )
 
 
-def _shortlist(old: list[dict], new: list[dict], out: list[Change]) -> None:
+def _shortlist(old: list[dict], new: list[dict], out: list[Change], named: Named) -> None:
     before, after = {c["slug"]: c for c in old}, {c["slug"]: c for c in new}
     section = _("Shortlist")
     for slug in after.keys() - before.keys():
         out.append(
-            Change(section, slug, "—", _("added: %(tier)s") % {"tier": after[slug]["tier_label"]})
+            Change(
+                section,
+                named(slug),
+                "—",
+                _("added: %(tier)s") % {"tier": after[slug]["tier_label"]},
+            )
         )
     for slug in before.keys() - after.keys():
-        out.append(Change(section, slug, before[slug]["tier_label"], _("removed")))
+        out.append(Change(section, named(slug), before[slug]["tier_label"], _("removed")))
     for slug in sorted(before.keys() & after.keys()):
         for field, label in SHORTLIST.items():
             if before[slug].get(field) != after[slug].get(field):
                 out.append(
                     Change(
                         section,
-                        f"{slug}: {label}",
+                        f"{named(slug)}: {label}",
                         _text(before[slug].get(field)),
                         _text(after[slug].get(field)),
                     )
@@ -119,7 +135,7 @@ def _cells(matrix: dict[str, Any]) -> dict[tuple[str, str], str]:
     }
 
 
-def _matrix(old: dict[str, Any], new: dict[str, Any], out: list[Change]) -> None:
+def _matrix(old: dict[str, Any], new: dict[str, Any], out: list[Change], named: Named) -> None:
     section = _("Acceptance actions")
     old_keys = [a["key"] for a in old["actions"]]
     new_keys = [a["key"] for a in new["actions"]]
@@ -136,14 +152,20 @@ def _matrix(old: dict[str, Any], new: dict[str, Any], out: list[Change]) -> None
             was, now = before.get((key, column)), after[(key, column)]
             if was is not None and was != now:
                 out.append(
-                    Change(_("Results"), f"{column} × {key}", str(labels[was]), str(labels[now]))
+                    Change(
+                        _("Results"),
+                        f"{named(column)} × {key}",
+                        str(labels[was]),
+                        str(labels[now]),
+                    )
                 )
 
 
-def _candidates(old: list[dict], new: list[dict], out: list[Change]) -> None:
+def _candidates(old: list[dict], new: list[dict], out: list[Change], named: Named) -> None:
     before = {c["slug"]: c for c in old}
     for candidate in new:
         slug = candidate["slug"]
+        name = named(slug)
         was = before.get(slug)
         if was is None:
             continue  # a candidate new to the sheet shows up in the shortlist and results
@@ -153,7 +175,7 @@ def _candidates(old: list[dict], new: list[dict], out: list[Change]) -> None:
                 out.append(
                     Change(
                         _("Failure causes"),
-                        f"{slug} × {failure['action']}",
+                        f"{name} × {failure['action']}",
                         causes[failure["action"]],
                         failure["cause"],
                     )
@@ -162,7 +184,7 @@ def _candidates(old: list[dict], new: list[dict], out: list[Change]) -> None:
             out.append(
                 Change(
                     _("Integration effort (person-days)"),
-                    slug,
+                    name,
                     was["integration_total_days"],
                     candidate["integration_total_days"],
                 )
@@ -172,8 +194,8 @@ def _candidates(old: list[dict], new: list[dict], out: list[Change]) -> None:
             now = next((r for r in candidate["responsibilities"] if r["area"] == area), None)
             then = assigned.get(area)
             if now != then:
-                out.append(Change(_("Responsibilities"), f"{slug}: {area}", _who(then), _who(now)))
-        _terms(slug, was, candidate, out)
+                out.append(Change(_("Responsibilities"), f"{name}: {area}", _who(then), _who(now)))
+        _terms(name, was, candidate, out)
 
 
 def _term_rows(candidate: dict) -> dict[str, dict]:
@@ -199,13 +221,13 @@ def _term_text(row: dict | None) -> str:
     return f"{_text(row.get('value'))} ({said})" if said else _text(row.get("value"))
 
 
-def _terms(slug: str, was: dict, candidate: dict, out: list[Change]) -> None:
+def _terms(name: str, was: dict, candidate: dict, out: list[Change]) -> None:
     before, after = _term_rows(was), _term_rows(candidate)
     for key in sorted(before.keys() | after.keys()):
         then, now = before.get(key), after.get(key)
         if _term_text(then) != _term_text(now):
             label = (now or then or {}).get("label", key)
-            out.append(Change(_("Terms"), f"{slug}: {label}", _term_text(then), _term_text(now)))
+            out.append(Change(_("Terms"), f"{name}: {label}", _term_text(then), _term_text(now)))
 
 
 def _who(row: dict[str, str] | None) -> str:
@@ -214,7 +236,7 @@ def _who(row: dict[str, str] | None) -> str:
     return " · ".join(part for part in (row["party"], row["person"], row["escalation"]) if part)
 
 
-def _costs(old: dict | None, new: dict | None, out: list[Change]) -> None:
+def _costs(old: dict | None, new: dict | None, out: list[Change], named: Named) -> None:
     """Each candidate's total over the horizon (expected, low – high, currency)."""
 
     def totals(frozen: dict | None) -> dict[str, str]:
@@ -233,7 +255,7 @@ def _costs(old: dict | None, new: dict | None, out: list[Change]) -> None:
             out.append(
                 Change(
                     _("Costs"),
-                    f"{slug}: {total}",
+                    f"{named(slug)}: {total}",
                     before.get(slug, "—"),
                     after.get(slug, "—"),
                 )
@@ -293,7 +315,7 @@ def _cost_lines(old: dict | None, new: dict | None, out: list[Change]) -> None:
             out.append(Change(section, f"{name}: {key[2]}", _line_text(was), _line_text(is_)))
 
 
-def _compatibility(old: list | None, new: list | None, out: list[Change]) -> None:
+def _compatibility(old: list | None, new: list | None, out: list[Change], named: Named) -> None:
     """Each combination's strongest status (a new claim that changes nothing is not listed)."""
 
     def statuses(frozen: list | None) -> dict[tuple[str, str], str]:
@@ -317,26 +339,26 @@ def _compatibility(old: list | None, new: list | None, out: list[Change]) -> Non
             out.append(
                 Change(
                     _("Support and compatibility"),
-                    f"{slug}: {parts}",
+                    f"{named(slug)}: {parts}",
                     word(before.get((slug, parts))),
                     word(after.get((slug, parts))),
                 )
             )
 
 
-def _evidence(old: list[dict], new: list[dict], out: list[Change]) -> None:
+def _evidence(old: list[dict], new: list[dict], out: list[Change], named: Named) -> None:
     def key(e: dict) -> tuple[str, str, str, str]:
         return (e["candidate"], e["action"], e["name"], e["sha256"] or e["url"])
 
     before, after = {key(e): e for e in old}, {key(e): e for e in new}
     section = _("Evidence")
     for k in sorted(after.keys() - before.keys()):
-        out.append(Change(section, f"{k[0]} × {k[1]}", "—", k[2]))
+        out.append(Change(section, f"{named(k[0])} × {k[1]}", "—", k[2]))
     for k in sorted(before.keys() - after.keys()):
-        out.append(Change(section, f"{k[0]} × {k[1]}", k[2], _("removed")))
+        out.append(Change(section, f"{named(k[0])} × {k[1]}", k[2], _("removed")))
     for k in sorted(before.keys() & after.keys()):
         if bool(before[k].get("superseded")) != bool(after[k].get("superseded")):
             was, now = (
                 (k[2], _("superseded")) if after[k].get("superseded") else (_("superseded"), k[2])
             )
-            out.append(Change(section, f"{k[0]} × {k[1]}", was, now))
+            out.append(Change(section, f"{named(k[0])} × {k[1]}", was, now))

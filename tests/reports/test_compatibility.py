@@ -172,7 +172,7 @@ def test_the_sheet_freezes_and_prints_the_matrix(probed) -> None:
 
     now = build_snapshot(probed["alpha"], language="en", candidate_slugs=sheet.candidate_slugs)
     changes = {(c.section, c.subject): c for c in snapshot_changes(sheet.snapshot, now).shown}
-    change = changes[("Support and compatibility", "volcano: NVIDIA H200 · 580.159.04 · 13.0")]
+    change = changes[("Support and compatibility", "Volcano: NVIDIA H200 · 580.159.04 · 13.0")]
     assert (change.before, change.after) == ("verified in the PoC", "failed")  # words, not keys
     chinese = _pdf_text(rendered(probed, language="zh-hans"))
     assert "支持与兼容性" in chinese and "PoC 实测验证" in chinese

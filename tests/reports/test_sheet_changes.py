@@ -60,19 +60,19 @@ def test_every_kind_of_change_is_listed(evaluation) -> None:
     changes = snapshot_changes(first.snapshot, second.snapshot)
     listed = {(c.section, c.subject): (c.before, c.after) for c in changes.shown}
     assert listed[("Framing", "Description")] == ("—", "Now with inference too.")
-    assert listed[("Shortlist", "slurm")][0] == "—"
-    assert listed[("Results", "volcano × real-job")] == ("Failed", "Passed")
+    assert listed[("Shortlist", "Slurm")][0] == "—"
+    assert listed[("Results", "Volcano × real-job")] == ("Failed", "Passed")
     assert listed[("Acceptance actions", "new-check")] == ("—", "added")
-    assert listed[("Integration effort (person-days)", "volcano")] == ("3.5", "5.0")
-    assert listed[("Responsibilities", "volcano: Support and SLA")] == (
+    assert listed[("Integration effort (person-days)", "Volcano")] == ("3.5", "5.0")
+    assert listed[("Responsibilities", "Volcano: Support and SLA")] == (
         "unassigned",
         "Vendor · Li Wei",
     )
-    assert listed[("Terms", "volcano: Licence (SPDX expression)")] == (
+    assert listed[("Terms", "Volcano: Licence (SPDX expression)")] == (
         "— (to be confirmed)",
         "Apache-2.0 (to be confirmed)",
     )
-    assert listed[("Evidence", "volcano × quota-hit")] == ("—", "quota.log")
+    assert listed[("Evidence", "Volcano × quota-hit")] == ("—", "quota.log")
     assert changes.total == len(changes.shown) == len(listed)
 
 
@@ -103,7 +103,7 @@ def test_the_page_compares_with_the_previous_revision_frozen_the_same_way(
     services.sheet_generate(acknowledgement="known gaps", project=alpha, language="en", actor=None)
     fourth = page(4)
     assert "Changes since r3" in fourth
-    assert "volcano × quota-hit" in fourth and "Passed" in fourth and "Failed" in fourth
+    assert "Volcano × quota-hit" in fourth and "Passed" in fourth and "Failed" in fourth
 
 
 def test_a_long_list_is_cut_and_counted(evaluation) -> None:
@@ -138,7 +138,7 @@ def test_a_new_failure_cause_for_the_same_failure_is_listed(evaluation) -> None:
         acknowledgement="known gaps", project=evaluation["alpha"], language="en", actor=None
     ).snapshot
     assert snapshot_changes(old, new).shown == [
-        Change("Failure causes", "volcano × real-job", "训练作业在第 40 步卡住", "OOM on node 3")
+        Change("Failure causes", "Volcano × real-job", "训练作业在第 40 步卡住", "OOM on node 3")
     ]
 
 

@@ -142,7 +142,7 @@ def test_a_line_added_changed_or_removed_is_named(frozen) -> None:
         "1000 · 1200 · 2000 USD (once · year 3; to be confirmed)",
     )
     # The totals move with them, and a removed line reads as gone.
-    assert ("Costs", "volcano: total") in listed
+    assert ("Costs", "Volcano: total") in listed
     cost_line_remove(line=CostLine.objects.get(label="Migration"), actor=None)
     later = _revision(frozen)
     cost_line_add(

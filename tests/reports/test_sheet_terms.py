@@ -133,7 +133,7 @@ def test_the_sheet_freezes_and_prints_the_costs(costed) -> None:
     )
     changes = snapshot_changes(sheet.snapshot, later.snapshot)
     listed = {(c.section, c.subject): (c.before, c.after) for c in changes.shown}
-    before, after = listed[("Costs", "volcano: total")]
+    before, after = listed[("Costs", "Volcano: total")]
     assert before.startswith("762624.00") and after.startswith("763624.00")
 
 
