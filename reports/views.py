@@ -59,7 +59,12 @@ def _sheets_page(
         "access": access,
         "project": project,
         "tab": "sheets",
-        "form": form or SheetGenerateForm(candidates=_candidate_choices(project)),
+        "form": form
+        or SheetGenerateForm(
+            candidates=_candidate_choices(project),
+            # In the language of whoever asks for it, which they may change.
+            initial={"language": "zh-hans" if get_language().startswith("zh") else "en"},
+        ),
         "roles_form": roles_form or _signing_roles_form(project),
         "missing": selectors.sheet_missing(project, selectors.sheet_candidates(project, [])),
         "freeze_form": ReviewFreezeForm(initial={"frozen": project.review_freeze}),

@@ -1,5 +1,6 @@
 """Procurement sheets: frozen snapshots, sign-off rules, PDF in Chinese, seal and verify."""
 
+import re
 import subprocess
 from typing import Any
 
@@ -503,3 +504,12 @@ def test_pages_say_what_is_missing_and_why_a_role_cannot_sign(evaluation, login)
     ).content.decode()
     assert "Your decision as Architecture" in page
     assert "This project allows one person to sign for several roles" in page
+
+
+def test_a_sheet_defaults_to_the_language_of_whoever_asks(evaluation, login) -> None:
+    client = login(evaluation["bob"])
+    url = reverse("reports:sheets", kwargs={"slug": "alpha"})
+    chosen = re.compile(r'id="id_language">.*?<option value="([a-z-]+)" selected>', re.S)
+    assert chosen.findall(client.get(url).content.decode()) == ["en"]
+    client.cookies["django_language"] = "zh-hans"
+    assert chosen.findall(client.get(url).content.decode()) == ["zh-hans"]
