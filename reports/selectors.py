@@ -419,6 +419,7 @@ class Progress:
 
     steps: list[ProgressStep]
     stage: str
+    actions: int = 0  # acceptance actions defined
 
     @property
     def next_step(self) -> ProgressStep | None:
@@ -427,9 +428,14 @@ class Progress:
     @property
     def phase(self) -> Phase:
         """The project's phase these steps add up to (framing, shortlisting, proof of concept,
-        sign-off, decided)."""
+        sign-off, decided). A proof of concept needs an action to run: until the first one is
+        written the project stays in shortlisting."""
         step = self.next_step
-        return PHASE_OF_STEP[step.key] if step is not None else Phase.SIGNED
+        if step is None:
+            return Phase.SIGNED
+        if step.key == "suite" and not self.actions:
+            return Phase.SHORTLISTING
+        return PHASE_OF_STEP[step.key]
 
 
 PHASE_OF_STEP = {
@@ -546,4 +552,4 @@ def evaluation_progress(project: Project) -> Progress:
     }
     first_open = next((step for step in steps if not step.done), None)
     stage = str(stages[first_open.key]) if first_open is not None else str(_("Decided"))
-    return Progress(steps, stage)
+    return Progress(steps, stage, actions=readiness.action_total)

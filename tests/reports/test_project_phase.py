@@ -11,20 +11,24 @@ from evaluations import services as evaluation_services
 from evaluations.models import Phase, Project, ProjectEvent, Solution
 from reports import services, tasks
 from reports.selectors import Progress, ProgressStep
+from tests.factories import make_actions
 
 pytestmark = pytest.mark.django_db
 
 STEPS = ("framing", "shortlist", "suite", "poc", "responsibilities", "recommendation", "sign_off")
 
 
-def _progress(first_open: str | None) -> Progress:
+def _progress(first_open: str | None, actions: int = 1) -> Progress:
     opened = STEPS.index(first_open) if first_open else len(STEPS)
     return Progress(
-        [ProgressStep(k, k, n < opened, "", "/") for n, k in enumerate(STEPS)], stage=""
+        [ProgressStep(k, k, n < opened, "", "/") for n, k in enumerate(STEPS)],
+        stage="",
+        actions=actions,
     )
 
 
 def test_the_phase_is_the_first_open_step_of_the_method() -> None:
+    assert _progress("suite", actions=0).phase == Phase.SHORTLISTING  # nothing to run yet
     assert [_progress(key).phase for key in STEPS] == [
         Phase.FRAMING,
         Phase.SHORTLISTING,
@@ -66,6 +70,10 @@ def test_a_project_moves_on_as_it_is_framed_and_shortlisted(personas: dict[str, 
     evaluation_services.candidate_add(
         project=project, solution=Solution.objects.get(key="kueue"), actor=alice
     )
+    # Shortlisted, but no acceptance action yet: no proof of concept to be in.
+    assert services.project_phase_refresh(project_id=project.pk) is None
+    assert Project.objects.get(pk=project.pk).phase == Phase.SHORTLISTING
+    make_actions(project, [("quota-hit", "resource_shortage")])
     assert services.project_phase_refresh(project_id=project.pk) == Phase.POC
     assert services.project_phase_refresh(project_id=project.pk) is None  # nothing new
     assert Project.objects.get(pk=project.pk).phase == Phase.POC
@@ -78,6 +86,7 @@ def test_a_project_moves_on_as_it_is_framed_and_shortlisted(personas: dict[str, 
 def test_only_projects_whose_history_moved_are_judged(
     personas: dict[str, Any], django_assert_num_queries: Any
 ) -> None:
+    make_actions(personas["alpha"], [("quota-hit", "resource_shortage")])
     services.project_phases_refresh()  # the fixture's projects, judged once
     with django_assert_num_queries(1):
         assert services.project_phases_refresh() == 0
@@ -89,6 +98,7 @@ def test_only_projects_whose_history_moved_are_judged(
 
 
 def test_the_overview_says_where_the_phase_is_going(personas: dict[str, Any], login: Any) -> None:
+    make_actions(personas["alpha"], [("quota-hit", "resource_shortage")])
     url = reverse("reports:progress", args=["alpha"])
     page = login(personas["bob"]).get(url, headers={"HX-Request": "true"}).content.decode()
     assert "Phase: Framing" in page and "Moving to" not in page  # alpha is not framed yet
@@ -103,6 +113,7 @@ def test_the_overview_says_where_the_phase_is_going(personas: dict[str, Any], lo
 
 def test_an_archived_project_stays_until_taken_out(personas: dict[str, Any]) -> None:
     alpha, alice = personas["alpha"], personas["alice"]
+    make_actions(alpha, [("quota-hit", "resource_shortage")])
     _frame(alpha, alice)
     evaluation_services.project_update(project=alpha, actor=alice, archived=True)
     assert services.project_phases_refresh() == 0
