@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluations import selectors as evaluation_selectors
-from evaluations.models import OWNER_TEAMS, AcceptanceAction, ActionKeyRename, ApiToken, Project
+from evaluations.models import OWNER_TEAMS, ApiToken, Project
 from evaluations.services import event_record
 from poc import junit
 from poc.models import (
@@ -29,6 +29,7 @@ from poc.models import (
 )
 from poc.services.carry import evidence_carry
 from poc.services.cells import lock_cells
+from poc.services.ingest_keys import Unknown, actions_by_key, by_key, candidates_by_slug
 from poc.services.results import carried_delivery
 from workbench.bulk import bulk_insert
 from workbench.people import stored_user
@@ -143,19 +144,6 @@ def _text(raw: JSONObject, name: str, problems: dict[str, str]) -> str:
     return value.strip()
 
 
-def _actions_by_key(project: Project, keys: set[str]) -> dict[str, AcceptanceAction]:
-    found = {a.key: a for a in AcceptanceAction.objects.filter(project=project, key__in=keys)}
-    missing = keys - set(found)
-    if missing:  # keys renamed since the pipeline was written still reach their action
-        for rename in (
-            ActionKeyRename.objects.filter(project=project, old_key__in=missing)
-            .select_related("action")
-            .order_by("renamed_at", "pk")
-        ):
-            found[rename.old_key] = rename.action
-    return found
-
-
 def validate_rows(
     project: Project, rows: list[JSON], *, default_candidate: str = ""
 ) -> list[ResultRow]:
@@ -164,11 +152,12 @@ def validate_rows(
         raise IngestError([], "results must hold at least one result")
     if len(rows) > MAX_ROWS:
         raise IngestError([], f"at most {MAX_ROWS} results per request, got {len(rows)}")
-    candidates = {c.slug: c for c in project.candidates.all()}
+    candidates = candidates_by_slug(project)
+    unknown_candidate = Unknown("candidate", candidates)
     keys = {
         key for r in rows if isinstance(r, dict) and isinstance(key := r.get("action"), str) and key
     }
-    actions = _actions_by_key(project, keys)
+    actions, unknown_action = actions_by_key(project, keys)
     errors: list[dict[str, object]] = []
     valid: list[ResultRow] = []
     for index, raw in enumerate(rows):
@@ -177,13 +166,13 @@ def validate_rows(
             continue
         problems: dict[str, str] = {}
         candidate_slug = raw.get("candidate") or default_candidate
-        candidate = candidates.get(candidate_slug) if isinstance(candidate_slug, str) else None
+        candidate = by_key(candidates, candidate_slug) if isinstance(candidate_slug, str) else None
         if candidate is None:
-            problems["candidate"] = f"unknown candidate {candidate_slug!r} in this project"
+            problems["candidate"] = unknown_candidate(candidate_slug)
         key = raw.get("action")
         action = actions.get(key) if isinstance(key, str) else None
         if action is None:
-            problems["action"] = f"unknown action key {key!r} in this project"
+            problems["action"] = unknown_action(key)
         outcome = raw.get("outcome")
         if not isinstance(outcome, str) or outcome not in OUTCOMES:
             problems["outcome"] = f"{str(outcome)[:60]!r} is not one of {', '.join(Outcome.values)}"
@@ -505,7 +494,7 @@ def _notable(rows: list[ResultRow], kinds: list[str]) -> dict[str, list[dict[str
 def _run_for(project: Project, run: RunData) -> Run:
     candidate = None
     if run.candidate:
-        candidate = project.candidates.filter(slug=run.candidate).first()
+        candidate = by_key(candidates_by_slug(project), run.candidate)
     run_row, created = Run.objects.select_for_update().get_or_create(
         project=project,
         external_id=run.external_id,

@@ -113,8 +113,16 @@ def test_one_bad_row_stores_nothing_and_every_bad_row_is_listed(suite) -> None:
     assert response.status_code == 400
     errors = {e["index"]: e["errors"] for e in response.json()["errors"]}
     assert set(errors) == {3, 4, 5, 6, 7}
-    assert "unknown candidate" in errors[3]["candidate"]
-    assert "unknown action key" in errors[4]["action"] and "great" in errors[4]["outcome"]
+    # An unknown key is answered with the keys that exist.
+    candidates = ", ".join(sorted(suite["alpha"].candidates.values_list("slug", flat=True)))
+    assert errors[3]["candidate"] == (
+        f"unknown candidate 'nobody' in this project; its candidates are: {candidates}"
+    )
+    assert errors[4]["action"] == (
+        "unknown action key 'no-such-key' in this project; its action keys are: "
+        "cross-tenant, quota-hit, real-job"
+    )
+    assert "great" in errors[4]["outcome"]
     assert "failure cause" in errors[5]["failure_cause"]
     assert set(errors[6]) == {
         "integration.what",
@@ -289,3 +297,23 @@ def test_the_portable_insert_path_stores_the_same(suite, monkeypatch) -> None:
     assert cell.result.failure_cause == "x"
     assert Evidence.objects.get().result == cell.result
     assert Result.objects.count() == 4
+
+
+def test_keys_match_without_regard_to_case_and_a_near_miss_is_suggested(suite) -> None:
+    client, _, _ = token_client(suite["alpha"])
+    response = post_results(
+        client,
+        "alpha",
+        payload([{"candidate": "Volcano", "action": "QUOTA-HIT", "outcome": "passed"}]),
+    )
+    assert response.status_code == 201, response.content
+    result = Result.objects.select_related("candidate", "action").get()
+    assert (result.candidate.slug, result.action.key) == ("volcano", "quota-hit")
+    assert Run.objects.get().candidate is None  # the run named none
+    missed = post_results(
+        client,
+        "alpha",
+        payload([{"candidate": "volcano", "action": "quota-hti", "outcome": "passed"}], run="b"),
+    )
+    (error,) = missed.json()["errors"]
+    assert "(did you mean 'quota-hit'?)" in error["errors"]["action"]
