@@ -37,12 +37,27 @@
   // A cell opens in the panel beside the grid: one listener for every cell, so that the cells
   // need no attributes of their own (a page holds thousands). Without script, or with a
   // modifier key, the link opens the cell's own page.
+  var opener = null, placeholder = null;
   document.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("#matrix a[data-cell]");
     if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) { return; }
     if (!window.htmx) { return; }
     event.preventDefault();
+    var panel = document.getElementById("cell-panel");
+    if (placeholder === null && panel) { placeholder = panel.innerHTML; }
+    opener = link;
     window.htmx.ajax("GET", link.href, { target: "#cell-panel", swap: "innerHTML" });
+  });
+  // Escape closes the open cell and gives the focus back to the cell it was opened from.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape" || opener === null) { return; }
+    var panel = document.getElementById("cell-panel");
+    if (!panel || placeholder === null) { return; }
+    event.preventDefault();
+    panel.innerHTML = placeholder;
+    var back = opener.isConnected ? opener : document.getElementById(opener.parentElement && opener.parentElement.id);
+    opener = null;
+    if (back) { back.focus(); }
   });
   document.body.addEventListener("htmx:afterSwap", function (event) {
     if (event.detail.target && event.detail.target.id === "cell-panel") {
