@@ -167,7 +167,7 @@ class Notice(models.Model):
     """One e-mail to one person about one revision, written in the transaction of the event
     (an outbox: a broker or mail server that is down delays it, never loses it)."""
 
-    MAX_ATTEMPTS = 5  # tries before a notice is given up on (reports.notices)
+    MAX_ATTEMPTS = 5  # tries before a notice is given up on (reports.services.notices)
 
     sheet = models.ForeignKey(Sheet, on_delete=models.CASCADE, related_name="notices")
     recipient = models.ForeignKey(

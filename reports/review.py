@@ -10,7 +10,7 @@ listed; the workbench checks on its own what it can see against what that revisi
 - a probe run newer than the frozen one saw other GPU models, drivers or CUDA versions.
 
 The conditions people listed stay a checklist. `decision_review` reads (no writes); the beat
-task writes the notice to the signers once per sealed revision (reports.notices).
+task writes the notice to the signers once per sealed revision (reports.services.notices).
 """
 
 from dataclasses import dataclass, field

@@ -3,7 +3,6 @@ import random
 from celery import Task, shared_task
 from django.conf import settings
 
-from reports.notices import notices_scan_outdated, notices_scan_review, notices_send
 from reports.services import (
     TransientSheetError,
     project_phases_refresh,
@@ -12,6 +11,7 @@ from reports.services import (
     sheets_recover_stuck,
     sheets_resend,
 )
+from reports.services.notices import notices_scan_outdated, notices_scan_review, notices_send
 
 # Passing failures (database connection, storage) are tried again this many times, after
 # SHEET_RETRY_SECONDS, then twice that, and so on (capped at 5 minutes, with jitter); the

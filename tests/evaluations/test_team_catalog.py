@@ -105,7 +105,7 @@ def test_only_its_author_or_staff_change_an_entry_and_shipped_ones_stay(suite, l
 
 
 def test_a_team_entry_travels_with_the_project_archive(suite) -> None:
-    from reports.archive import export_project, import_project
+    from reports.services.archive import export_project, import_project
 
     product = services.team_solution_add(
         kind="product",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from reports.archive import archive_bytes, import_project
 from reports.procurement.models import TermEntry
+from reports.services.archive import archive_bytes, import_project
 from tests.migration_child import run_on_sqlite
 from tests.procurement.former_boundaries_rig import exercise
 

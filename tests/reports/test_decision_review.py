@@ -13,11 +13,12 @@ from django.utils import timezone
 
 from evaluations import services as evaluation_services
 from poc.probes.services import probes
-from reports import notices, services
+from reports import services
 from reports.models import Notice, Sheet, SheetStatus
 from reports.procurement.models import Basis
 from reports.procurement.services import TermChange, terms_record
 from reports.review import decision_review
+from reports.services import notices
 from tests.probes.helpers import H100_CAPTURE, bundle
 
 pytestmark = pytest.mark.django_db

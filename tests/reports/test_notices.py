@@ -6,8 +6,9 @@ from django.core import mail
 from django.urls import reverse
 
 from evaluations.models import Project
-from reports import notices, services
+from reports import services
 from reports.models import Notice, Sheet, SheetStatus
+from reports.services import notices
 from reports.tasks import notices_task
 from tests.reports.helpers import approve_all, rendered
 from tests.sshd import free_port

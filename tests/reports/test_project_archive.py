@@ -37,8 +37,8 @@ from poc.probes.models import (
 from poc.probes.services import clusters as cluster_services
 from poc.probes.services import probes
 from poc.services import evidence_attach_file
-from reports.archive import ArchiveError, archive_bytes, import_project
 from reports.models import Sheet
+from reports.services.archive import ArchiveError, archive_bytes, import_project
 from reports.verify import verify_pdf
 from tests.probes.helpers import bundle
 from tests.reports.helpers import approve_all, rendered

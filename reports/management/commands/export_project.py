@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluations.models import Project
-from reports.archive import ArchiveError, export_project
+from reports.services.archive import ArchiveError, export_project
 
 
 class Command(BaseCommand):

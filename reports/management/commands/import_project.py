@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from reports.archive import ArchiveError, import_project
+from reports.services.archive import ArchiveError, import_project
 
 
 class Command(BaseCommand):

@@ -15,8 +15,7 @@ from django.utils.translation import gettext as _
 from evaluations.models import ApiToken, Membership, Project
 from evaluations.selectors import audit_head
 from evaluations.services import event_record
-from reports import notices, rendering, signing
-from reports.acknowledgements import sheet_acknowledge
+from reports import rendering, signing
 from reports.decision import readiness
 from reports.models import (
     WITHDRAWABLE_STATUSES,
@@ -26,7 +25,6 @@ from reports.models import (
     SheetStatus,
     SignOff,
 )
-from reports.phases import project_phase_refresh, project_phases_refresh
 from reports.render_caps import TooManyRenders, render_room_check
 from reports.selectors import (
     STUCK_AFTER,
@@ -38,6 +36,9 @@ from reports.selectors import (
     sheet_work_is_stuck,
     signer_refusal,
 )
+from reports.services import notices
+from reports.services.acknowledgements import sheet_acknowledge
+from reports.services.phases import project_phase_refresh, project_phases_refresh
 from reports.snapshot import snapshot_with_fingerprint
 from workbench.queue import send
 from workbench.storage import files_removed_on_failure
@@ -65,7 +66,7 @@ def sheet_generate(
     or every result printed (the full record is attached to the PDF either way). A review that
     is not ready (reports.decision.readiness) is frozen with its gaps: a person generating it
     says why in `acknowledgement` (refused without); a token's revision waits for a member's
-    acknowledgement (reports.acknowledgements) before anyone approves it."""
+    acknowledgement (reports.services.acknowledgements) before anyone approves it."""
     if language not in LANGUAGES:
         raise ValidationError({"language": _("Choose en or zh-hans.")})
     if layout not in Layout.values:
