@@ -8,13 +8,10 @@ SHEET_RENDERS_PER_INSTANCE)."""
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from evaluations.models import ApiToken, Project
-from reports.models import Sheet, SheetStatus
-
-WAITING = (SheetStatus.PENDING, SheetStatus.RENDERING)
+from reports.selectors import renders_waiting
 
 
 class TooManyRenders(ValidationError):
@@ -25,35 +22,31 @@ def render_room_check(
     project: Project, actor: User | None, token: ApiToken | None, *, per_project: int
 ) -> None:
     """Raise TooManyRenders when one more revision would exceed a cap."""
-    waiting = Sheet.objects.filter(status__in=WAITING)
-    here = waiting.filter(project=project).count()
-    if here >= per_project:
+    person = token.created_by if token is not None else actor
+    waiting = renders_waiting(
+        project, person if person is not None and person.is_authenticated else None
+    )
+    if waiting.project >= per_project:
         raise TooManyRenders(
             _(
                 "%(count)s sheets of this project are still waiting to be rendered: try again "
                 "once they are ready."
             )
-            % {"count": here}
+            % {"count": waiting.project}
         )
-    person = token.created_by if token is not None else actor
-    if person is not None and person.is_authenticated:
-        theirs = waiting.filter(
-            Q(generated_by=person) | Q(generated_by_token__created_by=person)
-        ).count()
-        if theirs >= settings.SHEET_RENDERS_PER_PERSON:
-            raise TooManyRenders(
-                _(
-                    "%(count)s sheets you asked for (in any project) are still waiting to be "
-                    "rendered: try again once they are ready."
-                )
-                % {"count": theirs}
+    if waiting.person is not None and waiting.person >= settings.SHEET_RENDERS_PER_PERSON:
+        raise TooManyRenders(
+            _(
+                "%(count)s sheets you asked for (in any project) are still waiting to be "
+                "rendered: try again once they are ready."
             )
-    everyone = waiting.count()
-    if everyone >= settings.SHEET_RENDERS_PER_INSTANCE:
+            % {"count": waiting.person}
+        )
+    if waiting.everyone >= settings.SHEET_RENDERS_PER_INSTANCE:
         raise TooManyRenders(
             _(
                 "%(count)s sheets are waiting to be rendered on this instance, as many as it "
                 "takes at once: try again in a minute."
             )
-            % {"count": everyone}
+            % {"count": waiting.everyone}
         )

@@ -553,3 +553,27 @@ def evaluation_progress(project: Project) -> Progress:
     first_open = next((step for step in steps if not step.done), None)
     stage = str(stages[first_open.key]) if first_open is not None else str(_("Decided"))
     return Progress(steps, stage, actions=readiness.action_total)
+
+
+# --- revisions waiting for the worker (reports.render_caps) ---------------------------------
+
+
+@dataclass(frozen=True)
+class RendersWaiting:
+    project: int
+    person: int | None  # None: nobody to count for (no person behind the request)
+    everyone: int
+
+
+def renders_waiting(project: Project, person: User | None) -> RendersWaiting:
+    """How many revisions wait to be rendered: the project's, the person's (theirs and their
+    tokens', in any project) and everyone's."""
+    waiting = Sheet.objects.filter(status__in=(SheetStatus.PENDING, SheetStatus.RENDERING))
+    theirs = None
+    if person is not None:
+        theirs = waiting.filter(
+            Q(generated_by=person) | Q(generated_by_token__created_by=person)
+        ).count()
+    return RendersWaiting(
+        project=waiting.filter(project=project).count(), person=theirs, everyone=waiting.count()
+    )
