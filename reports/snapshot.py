@@ -34,10 +34,10 @@ from poc.models import (
 from poc.probes import present
 from poc.probes import selectors as probe_selectors
 from reports.procurement import selectors as procurement_selectors
-from reports.procurement.delivery import day_rates, delivery_split
 from reports.procurement.frozen import frozen_costs
 from reports.procurement.selectors.compatibility import frozen_matrix
-from reports.procurement.subjects import other_open_items
+from reports.procurement.selectors.delivery import day_rates, delivery_split
+from reports.procurement.selectors.subjects import other_open_items
 
 # 2: questions and product names beside keys; 3: terms, costs, what is to be confirmed;
 # 4: each action's importance and owning team, cells with no result, carried evidence, the

@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from evaluations.models import Candidate, TeamRole
 from evaluations.services import event_record, scope_edit_guard
 from reports.procurement.models import Basis, Confirmation, TermEntry
-from reports.procurement.subjects import subject_label
+from reports.procurement.selectors.subjects import subject_label
 from reports.procurement.terms import Term, clean, term_of
 from workbench.people import stored_user
 from workbench.typing import JSON

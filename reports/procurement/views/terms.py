@@ -14,9 +14,10 @@ from django.views.decorators.http import require_http_methods
 
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import Candidate
-from reports.procurement import selectors, services, subjects
+from reports.procurement import selectors, services
 from reports.procurement.forms import ConfirmationForm, TermsForm
 from reports.procurement.models import Confirmation
+from reports.procurement.selectors import subjects
 from reports.procurement.terms import BY_KEY, Group, terms_in
 from reports.procurement.views.common import candidates_shown, editor_access
 from workbench.forms import form_add_service_error
