@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -60,6 +61,79 @@ class ProbeUploadForm(forms.Form):
             raise forms.ValidationError(_("Choose a file or paste the output."))
         if cleaned.get("file") and (cleaned.get("text") or "").strip():
             raise forms.ValidationError(_("Choose a file or paste the output, not both."))
+        return cleaned
+
+
+class MultipleFileInput(forms.FileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files under one name; cleaned to a list (empty when none was chosen)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"multiple": True}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> list[Any]:
+        files = data if isinstance(data, list | tuple) else [data] if data else []
+        return [super(MultipleFileField, self).clean(item, initial) for item in files]
+
+
+class ClusterDocumentsForm(forms.Form):
+    """Documents of a cluster the workbench cannot reach, for one candidate and optionally one
+    of its clusters: files (several at once) or pasted text."""
+
+    candidate = forms.ChoiceField(label=_("Candidate"))
+    cluster = forms.ChoiceField(
+        label=_("Cluster"),
+        required=False,
+        help_text=_("Optional: the candidate's registered cluster these documents describe."),
+    )
+    documents = MultipleFileField(
+        label=_("Files"),
+        required=False,
+        help_text=_(
+            "kubectl get nodes -o yaml (or -o json), Volcano or KAI queues and PodGroups, "
+            "kubectl describe pod, scontrol show nodes, sinfo, slurmrestd or sinfo --json "
+            "JSON. Several files may be chosen."
+        ),
+    )
+    text = forms.CharField(
+        label=_("Or paste the documents"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "class": "mono"}),
+    )
+
+    def __init__(
+        self,
+        *args: object,
+        candidates: list[tuple[str, str]],
+        clusters: list[tuple[str, str]],
+        **kwargs: object,
+    ):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["candidate"].choices = candidates  # type: ignore[attr-defined]
+        self.fields["cluster"].choices = [("", _("— none —")), *clusters]  # type: ignore[attr-defined]
+
+    @classmethod
+    def refused(
+        cls, message: str, *, candidates: list[tuple[str, str]], clusters: list[tuple[str, str]]
+    ) -> "ClusterDocumentsForm":
+        """An empty form carrying why an upload was refused before it was read (too big)."""
+        form = cls(candidates=candidates, clusters=clusters)
+        form._errors = ErrorDict(  # type: ignore[attr-defined]
+            {NON_FIELD_ERRORS: form.error_class([message])}
+        )
+        return form
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        pasted = (cleaned.get("text") or "").strip()
+        if not cleaned.get("documents") and not pasted:
+            raise forms.ValidationError(_("Choose files or paste the documents."))
+        if cleaned.get("documents") and pasted:
+            raise forms.ValidationError(_("Choose files or paste the documents, not both."))
         return cleaned
 
 
@@ -224,4 +298,11 @@ class HostKeyConfirmForm(forms.Form):
         }
 
 
-__all__ = ["ClusterForm", "FlagForm", "HostKeyConfirmForm", "ProbeBindingForm", "ProbeUploadForm"]
+__all__ = [
+    "ClusterDocumentsForm",
+    "ClusterForm",
+    "FlagForm",
+    "HostKeyConfirmForm",
+    "ProbeBindingForm",
+    "ProbeUploadForm",
+]

@@ -3,11 +3,12 @@ poc/urls.py, so that their names stay in the `poc` namespace."""
 
 from django.urls import path
 
-from poc.probes.views import clusters, probes
+from poc.probes.views import clusters, documents, probes
 
 urlpatterns = [
     path("<slug:slug>/probes/", probes.probes, name="probes"),
     path("<slug:slug>/probes/upload/", probes.probe_upload, name="probe_upload"),
+    path("<slug:slug>/probes/documents/", documents.probe_documents, name="probe_documents"),
     path("<slug:slug>/probes/agent/", probes.probe_agent, name="probe_agent"),
     path("<slug:slug>/probes/checks/", probes.probe_checks, name="probe_checks"),
     path(

@@ -432,7 +432,10 @@ def test_mig_profile_count_at_least_counts_over_all_gpus() -> None:
     failed = run("mig_profile_count_at_least", [node], profile="1g.18gb", count=4)
     other = run("mig_profile_count_at_least", [node], profile="7g.141gb", count=1)
 
-    assert passed["status"] == "passed" and passed["measured"] == "3 MIG GPU instances of profile 1g.18gb"
+    assert (
+        passed["status"] == "passed"
+        and passed["measured"] == "3 MIG GPU instances of profile 1g.18gb"
+    )
     assert failed["status"] == "failed"
     assert "MIG is enabled on 2 of 2 GPUs" in failed["detail"]
     assert other["status"] == "failed"

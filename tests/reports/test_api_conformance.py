@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from poc.probes.services import clusters as cluster_services
 from reports import services as sheet_services
+from tests.fakes.k8s_api import FIXTURES as K8S_FIXTURES
 from tests.poc.api_helpers import token_client
 from tests.probes.helpers import bundle
 from tests.reports.helpers import approve_all, rendered
@@ -149,6 +150,14 @@ def test_every_documented_answer_matches_a_real_one(evaluation, openapi) -> None
         data=bundle(),
         format="json",
     ).json()
+    call(
+        "/api/v1/projects/{slug}/probes/documents/",
+        "post",
+        "/api/v1/projects/alpha/probes/documents/?candidate=volcano&name=nodes.yaml",
+        201,
+        data=(K8S_FIXTURES / "node-2x-tesla-t4.yaml").read_bytes(),
+        content_type="application/yaml",
+    )
     call("/api/v1/projects/{slug}/probes/", "get", "/api/v1/projects/alpha/probes/", 200)
     call("/api/v1/probes/{run_id}/", "get", f"/api/v1/probes/{probe['run']['id']}/", 200)
     cluster = cluster_services.cluster_save(

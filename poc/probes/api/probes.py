@@ -180,25 +180,30 @@ class ProbeListCreateApi(APIView):
             )
         except probe_services.ProbeInputError as exc:
             return Response({"detail": str(exc)}, status=400)
-        record = recorded.results
-        return Response(
-            ProbeRecordedOutput(
-                {
-                    "run": recorded.run,
-                    "results": None
-                    if record is None
-                    else {
-                        "run": record.results_run,
-                        "stored": record.stored,
-                        "changes": record.changes,
-                    },
-                    "regressed": record.regressed if record else [],
-                    "recovered": record.recovered if record else [],
+        return recorded_response(request, recorded)
+
+
+def recorded_response(request: Request, recorded: probe_services.ProbeRecorded) -> Response:
+    """201 with the stored run and the results it recorded."""
+    record = recorded.results
+    return Response(
+        ProbeRecordedOutput(
+            {
+                "run": recorded.run,
+                "results": None
+                if record is None
+                else {
+                    "run": record.results_run,
+                    "stored": record.stored,
+                    "changes": record.changes,
                 },
-                context={"request": request},
-            ).data,
-            status=201,
-        )
+                "regressed": record.regressed if record else [],
+                "recovered": record.recovered if record else [],
+            },
+            context={"request": request},
+        ).data,
+        status=201,
+    )
 
 
 def _bundle(body: bytes) -> dict[str, Any] | Response:

@@ -15,6 +15,7 @@ class ProbeSource(models.TextChoices):
     SSH = "ssh", _("SSH probe")
     KUBERNETES = "kubernetes", _("Kubernetes probe")
     SLURM = "slurm", _("Slurm probe")
+    DOCUMENTS = "documents", _("Cluster documents uploaded")
 
 
 class ProbeStatus(models.TextChoices):

@@ -169,8 +169,25 @@ def probe_run(request: AuthedHttpRequest, slug: str, run_id: int) -> HttpRespons
             "nodes": nodes,
             "results": recording.run_results(run),
             "cluster": present.cluster_summary(run.cluster_facts),
+            "documents": _documents_shown(run),
         },
     )
+
+
+def _documents_shown(run: ProbeRun) -> list[dict[str, object]]:
+    """The documents an offline run was read from, with what each was read as."""
+    if run.source != ProbeSource.DOCUMENTS:
+        return []
+    facts = run.cluster_facts if isinstance(run.cluster_facts, dict) else {}
+    kinds: dict[str, list[str]] = {}
+    for piece in facts.get("documents") or []:
+        if isinstance(piece, dict):
+            kinds.setdefault(str(piece.get("name")), []).append(str(piece.get("kind") or ""))
+    return [
+        {"output": o, "kinds": kinds.get(o.name, [])}
+        for o in run.outputs.all()
+        if o.node_id is None
+    ]
 
 
 def _node_shown(node: ProbeNode, run: ProbeRun) -> dict[str, object]:

@@ -25,7 +25,9 @@ The package by topic: `target` (URL, token, kubeconfig), `api` (the HTTP session
 `discovery` (API groups, products), `nodes` (GPUs, MIG, labels), `gpu_operator`,
 `dcgm` (DCGM exporter metrics), `schedulers` (Volcano, KAI, Run:ai), `platforms` (OpenShift AI,
 Slinky), `quotas`, `probe` (the read and the connection test) and `failure` (the controlled
-failure, the sweep).
+failure, the sweep); `documents` (the same readers over objects saved with kubectl, for a
+cluster the workbench cannot reach) and `describe` (kubectl's text for people: describe pod, a
+quota refusal).
 """
 
 from poc.probes.connectors.kubernetes.dcgm import parse_prometheus

@@ -47,8 +47,9 @@ Pure Python but for Django's gettext (warnings are in the reader's language): th
 guard is the caller's `resolve(host, port)`.
 
 The package by topic: `target`, `values` (states, GRES, the facts document), `versions` (Slurm's
-version from each source), `refusals`, `cli` (the commands' outputs), `rest` (slurmrestd) and
-`failure` (the controlled failure).
+version from each source), `refusals`, `cli` (the commands' outputs), `rest` (slurmrestd),
+`failure` (the controlled failure) and `documents` (outputs and answers saved to files, for a
+cluster the workbench cannot reach).
 """
 
 from poc.probes.connectors.slurm.cli import (

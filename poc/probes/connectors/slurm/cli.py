@@ -250,6 +250,14 @@ def facts_from_cli(outputs: dict[str, str]) -> dict[str, Any]:
     field (GresUsed without -d); a command missing from `outputs` lands in could_not_check.
     """
     facts = _facts(None)
+    read_cli_outputs(facts, outputs)
+    settle_versions(facts)
+    return facts
+
+
+def read_cli_outputs(facts: dict[str, Any], outputs: dict[str, str]) -> None:
+    """Fill a facts document from `{command: stdout}` (the commands' outputs read over SSH or
+    saved to files by a cluster's admin); the caller settles the versions afterwards."""
     for command, text in outputs.items():
         facts["raw"].append({"name": command, "status": None, "text": text[:RAW_TEXT_LIMIT]})
 
@@ -298,8 +306,6 @@ def facts_from_cli(outputs: dict[str, str]) -> dict[str, Any]:
     pending = output(SQUEUE_PENDING_COMMAND, "jobs")
     reasons = Counter(_pending_reason(line) for line in _lines(pending or ""))
     facts["jobs_pending_reasons"] = dict(reasons)
-    settle_versions(facts)
-    return facts
 
 
 def _pending_reason(text: str) -> str:

@@ -256,6 +256,35 @@ def _job_state(job: dict[str, Any]) -> str:
     return str(state or "").upper()
 
 
+# What the probe reads, in this order: `GET /slurm/<version>/<what>`.
+REST_READS = ("ping", "diag", "nodes", "partitions", "jobs")
+
+
+def read_rest_answer(facts: dict[str, Any], what: str, data: dict[str, Any], source: str) -> None:
+    """Fill a facts document from one slurmrestd answer (`what` one of REST_READS), read live or
+    saved to a file by a cluster's admin; `source` names where the GPU nodes were read."""
+    if what == "ping":
+        for item in data.get("pings") or []:
+            if isinstance(item, dict):
+                state = item.get("ping") or item.get("pinged")
+                facts["controllers"].append({"host": item.get("hostname"), "state": state})
+    elif what == "diag":
+        stats = data.get("statistics") or {}
+        keep = ("server_thread_count", "agent_queue_size", "jobs_pending", "jobs_running")
+        facts["diag"] = {k: _int(stats.get(k)) for k in keep if k in stats}
+    elif what == "nodes":
+        facts["nodes"] = [_rest_node(n) for n in data.get("nodes") or [] if isinstance(n, dict)]
+        facts["gpu_nodes"] = gpu_nodes(facts["nodes"], source)
+    elif what == "partitions":
+        items = data.get("partitions") or []
+        facts["partitions"] = [_rest_partition(p) for p in items if isinstance(p, dict)]
+    elif what == "jobs":
+        jobs = [j for j in data.get("jobs") or [] if isinstance(j, dict)]
+        pending = [j for j in jobs if _job_state(j) == "PENDING"]
+        reasons = Counter(str(j.get("state_reason") or "None") for j in pending)
+        facts["jobs_pending_reasons"] = dict(reasons)
+
+
 def probe_slurm_rest(
     target: SlurmRestTarget, *, resolve: Callable[[str, int], str]
 ) -> dict[str, Any]:
@@ -286,29 +315,10 @@ def probe_slurm_rest(
         read_any = True
         return answer.data
 
-    pings = get("ping")
-    if pings:
-        for item in pings.get("pings") or []:
-            state = item.get("ping") or item.get("pinged")
-            facts["controllers"].append({"host": item.get("hostname"), "state": state})
-    diag = get("diag")
-    if diag:
-        stats = diag.get("statistics") or {}
-        keep = ("server_thread_count", "agent_queue_size", "jobs_pending", "jobs_running")
-        facts["diag"] = {k: _int(stats.get(k)) for k in keep if k in stats}
-    nodes = get("nodes")
-    if nodes:
-        facts["nodes"] = [_rest_node(n) for n in nodes.get("nodes") or [] if isinstance(n, dict)]
-        facts["gpu_nodes"] = gpu_nodes(facts["nodes"], f"slurmrestd: GET /slurm/{version}/nodes")
-    partitions = get("partitions")
-    if partitions:
-        items = partitions.get("partitions") or []
-        facts["partitions"] = [_rest_partition(p) for p in items if isinstance(p, dict)]
-    jobs = get("jobs")
-    if jobs:
-        pending = [j for j in jobs.get("jobs") or [] if _job_state(j) == "PENDING"]
-        reasons = Counter(str(j.get("state_reason") or "None") for j in pending)
-        facts["jobs_pending_reasons"] = dict(reasons)
+    for what in REST_READS:
+        data = get(what)
+        if data:
+            read_rest_answer(facts, what, data, f"slurmrestd: GET /slurm/{version}/nodes")
     settle_versions(facts)
     facts["raw"] = rest.raw
     if not read_any:
