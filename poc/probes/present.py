@@ -516,6 +516,9 @@ def cluster_summary(facts: Mapping[str, Any] | None) -> dict[str, Any] | None:
             {"what": str(c.get("what") or ""), "reason": str(c.get("reason") or "")}
             for c in _items(facts.get("could_not_check"))
         ],
+        # What the cluster's own facts warn of (nodes on another Slurm version, MIG counts
+        # that disagree): in the connector's plain English, as node warnings are.
+        "warnings": [str(w) for w in facts.get("warnings") or [] if w],
     }
 
 

@@ -148,3 +148,25 @@ def test_a_run_that_read_no_cluster_shows_no_cluster_section() -> None:
     summary = present.cluster_summary({"server_version": "v1.29.3", "products": "?"})
     assert summary is not None
     assert (summary["version"], summary["products"], summary["scenarios"]) == ("v1.29.3", [], [])
+
+
+def test_the_cluster_s_own_warnings_are_shown(gpu_suite, login) -> None:
+    """A Slurm cluster whose nodes run another version than its controller says so on the run
+    page, not only in the stored facts."""
+    from poc.probes.models import ProbeRun
+
+    warning = "gpu02 runs slurmd 23.02.7, the controller 23.11.4"
+    run = ProbeRun.objects.create(
+        project=gpu_suite["alpha"],
+        candidate=gpu_suite["alpha"].candidates.get(slug="volcano"),
+        source="slurm",
+        status="done",
+        parser_version="4",
+        facts_format="test",
+        cluster_facts={"slurm_version": "23.11.4", "warnings": [warning], "nodes": []},
+    )
+    section = _section(_page(login(gpu_suite["bob"]), run))
+    assert "Warnings" in section and warning in section
+    assert "警告" in _section(_page(login(gpu_suite["bob"]), run, "zh-hans"))
+    chinese = _section(_page(login(gpu_suite["bob"]), run, "zh-hans"))
+    assert warning in chinese
