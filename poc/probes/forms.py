@@ -8,6 +8,7 @@ from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from poc.probes.models import (
+    SECRET_FIELDS,
     ClusterKind,
 )
 from poc.probes.present import secret_summary_shown
@@ -239,6 +240,35 @@ class ClusterForm(forms.Form):
         label=_("Remove stored secrets"), required=False, widget=forms.CheckboxSelectMultiple
     )
 
+    # The fields each kind uses besides name, candidate and kind (secrets: SECRET_FIELDS); the
+    # page shows only those of the kind chosen (static/js/workbench.js; all without script).
+    KIND_FIELDS: dict[str, tuple[str, ...]] = {
+        ClusterKind.SSH: ("hosts", "ssh_user", "ssh_port", "expected_gpus_per_node"),
+        ClusterKind.SLURM_SSH: (
+            "hosts",
+            "ssh_user",
+            "ssh_port",
+            "expected_gpus_per_node",
+            "controlled_failures",
+        ),
+        ClusterKind.KUBERNETES: (
+            "api_url",
+            "expected_gpus_per_node",
+            "controlled_failures",
+            "failure_namespace",
+        ),
+        ClusterKind.SLURM_REST: (
+            "api_url",
+            "slurm_user",
+            "expected_gpus_per_node",
+            "controlled_failures",
+        ),
+        ClusterKind.AGENT: ("expected_gpus_per_node",),
+    }
+    # Every kind the workbench probes itself (not the push agent's) can be scheduled.
+    COMMON = ("name", "candidate", "kind", "clear_secrets")
+    PROBED = ("schedule_minutes",)
+
     SECRET_NAMES = (
         "ssh_private_key",
         "ssh_key_passphrase",
@@ -272,6 +302,18 @@ class ClusterForm(forms.Form):
 
     def secrets(self) -> dict[str, str]:
         return {name: self.cleaned_data.get(name) or "" for name in self.SECRET_NAMES}
+
+    def fields_by_kind(self) -> dict[str, list[str]]:
+        """Each kind's fields, for the page to show only the kind's own."""
+        return {
+            kind: [
+                *self.COMMON,
+                *self.KIND_FIELDS[kind],
+                *(self.PROBED if kind != ClusterKind.AGENT else ()),
+                *SECRET_FIELDS[kind],
+            ]
+            for kind in ClusterKind.values
+        }
 
 
 class HostKeyConfirmForm(forms.Form):

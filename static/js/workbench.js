@@ -89,3 +89,23 @@ document.addEventListener("htmx:afterSwap", function (event) {
 document.addEventListener("DOMContentLoaded", function () {
   showOutcomeFieldsIn(document);
 });
+
+// A form whose fields depend on a kind (registering a cluster): only the chosen kind's fields
+// show. The kinds' fields come from the server (a JSON script element the form names); without
+// JavaScript every field shows, and the server ignores those the kind does not use.
+function showKindFields(form) {
+  var source = document.getElementById(form.getAttribute("data-kind-fields"));
+  var kind = form.querySelector("[name=kind]");
+  if (!source || !kind) { return; }
+  var wanted = JSON.parse(source.textContent)[kind.value] || null;
+  form.querySelectorAll("[data-field]").forEach(function (field) {
+    field.hidden = wanted !== null && wanted.indexOf(field.getAttribute("data-field")) < 0;
+  });
+}
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("form[data-kind-fields]").forEach(showKindFields);
+});
+document.addEventListener("change", function (event) {
+  var form = event.target && event.target.name === "kind" && event.target.closest("form[data-kind-fields]");
+  if (form) { showKindFields(form); }
+});
