@@ -2,7 +2,6 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
@@ -21,6 +20,7 @@ from evaluations.models import (
     Tier,
     Workload,
 )
+from evaluations.selectors import person_named
 
 
 class ProjectCreateForm(forms.Form):
@@ -133,18 +133,33 @@ class CandidateEditForm(forms.Form):
 
 
 class MemberAddForm(forms.Form):
-    username = forms.CharField(label=_("Username"), max_length=150)
+    username = forms.CharField(
+        label=_("Person"),
+        max_length=254,
+        help_text=_("A name, e-mail address or user name; type two letters for suggestions."),
+        widget=forms.TextInput(attrs={"list": "people", "autocomplete": "off"}),
+    )
     role = forms.ChoiceField(label=_("Team role"), choices=TeamRole.choices)
     is_admin = forms.BooleanField(label=_("Project admin"), required=False)
 
     def clean_username(self) -> object:
-        username = self.cleaned_data["username"].strip()
-        user = get_user_model().objects.filter(username=username, is_active=True).first()
-        if user is None:
+        text = self.cleaned_data["username"].strip()
+        user, found = person_named(text)
+        if user is not None:
+            return user
+        if not found:
             raise forms.ValidationError(
-                _("No active user is called %(name)s.") % {"name": username}
+                _("No active person is called %(name)s, or has that address.") % {"name": text}
             )
-        return user
+        raise forms.ValidationError(
+            _("Several people match %(name)s: %(who)s. Give the user name.")
+            % {
+                "name": text,
+                "who": "; ".join(
+                    f"{p.get_full_name() or p.username} ({p.username})" for p in found
+                ),
+            }
+        )
 
 
 # --- acceptance suite --------------------------------------------------------------------

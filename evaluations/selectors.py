@@ -181,6 +181,50 @@ def catalog_solutions() -> QuerySet[Solution]:
     return Solution.objects.select_related("route").order_by("kind", "position", "key")
 
 
+PEOPLE_SHOWN = 10
+
+
+def people_matching(text: str) -> list[User]:
+    """Active people whose user name, e-mail address or name contains `text` (at least two
+    characters), exact user names and addresses first; at most PEOPLE_SHOWN."""
+    text = text.strip()
+    if len(text) < 2:
+        return []
+    found = (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(
+            Q(username__icontains=text)
+            | Q(email__icontains=text)
+            | Q(first_name__icontains=text)
+            | Q(last_name__icontains=text)
+        )
+    )
+    exact = Q(username__iexact=text) | Q(email__iexact=text)
+    first = list(found.filter(exact).order_by("username"))
+    rest = found.exclude(exact).order_by("username")[: PEOPLE_SHOWN - len(first)]
+    return [*first, *rest][:PEOPLE_SHOWN]
+
+
+def person_named(text: str) -> tuple[User | None, list[User]]:
+    """The one active person `text` names: by user name or e-mail address (either case), else by
+    full name. (None, candidates) when nobody or several match."""
+    text = text.strip()
+    people = get_user_model().objects.filter(is_active=True)
+    for exact in (Q(username__iexact=text), Q(email__iexact=text)):
+        found = list(people.filter(exact)[:PEOPLE_SHOWN])
+        if len(found) == 1:
+            return found[0], found
+        if found:
+            return None, found
+    named = [
+        p
+        for p in people.filter(first_name__isnull=False).exclude(first_name="", last_name="")
+        if p.get_full_name().casefold() == " ".join(text.split()).casefold()
+    ][:PEOPLE_SHOWN]
+    return (named[0], named) if len(named) == 1 else (None, named)
+
+
 def project_members(project: Project) -> QuerySet[Membership]:
     return (
         Membership.objects.filter(project=project)

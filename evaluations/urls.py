@@ -11,6 +11,7 @@ urlpatterns = [
     path("<slug:slug>/", views.project_detail, name="project_detail"),
     path("<slug:slug>/framing/", views.project_framing, name="project_framing"),
     path("<slug:slug>/members/", views.project_members, name="project_members"),
+    path("<slug:slug>/members/people/", views.people_lookup, name="people_lookup"),
     path(
         "<slug:slug>/members/<int:membership_id>/remove/",
         views.member_remove,

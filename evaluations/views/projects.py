@@ -200,6 +200,13 @@ def project_members(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         )
         messages.success(request, _("Member saved."))
         return redirect("evaluations:project_members", slug=access.project.slug)
+    form.fields["username"].widget.attrs.update(
+        {
+            "hx-get": reverse("evaluations:people_lookup", args=[access.project.slug]),
+            "hx-trigger": "input changed delay:250ms",
+            "hx-target": "#people",
+        }
+    )
     members = list(selectors.project_members(access.project))
     return render(
         request,
@@ -213,6 +220,17 @@ def project_members(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             "tab": "members",
         },
     )
+
+
+@login_required
+def people_lookup(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """Suggestions for the person field of the team page (its admins only): the options of a
+    datalist, the user name as the value and the name and address beside it."""
+    selectors.project_access(request.user, slug, admin=True)  # outsiders: 404 whatever the method
+    if request.method != "GET":
+        return HttpResponseNotAllowed(["GET"])
+    people = selectors.people_matching(request.GET.get("username", ""))
+    return render(request, "evaluations/people_options.html", {"people": people})
 
 
 @login_required

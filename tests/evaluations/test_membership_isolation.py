@@ -99,9 +99,15 @@ def test_post_only_routes_refuse_get_for_members(name, personas, login) -> None:
     assert response.status_code == 405
 
 
+# Pages for the project's admins only (members get 403: tests/evaluations/test_member_lookup.py).
+ADMIN_ONLY = {"evaluations:people_lookup"}
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "route", [r for r in _project_routes() if r.name not in POST_ONLY], ids=lambda r: r.name
+    "route",
+    [r for r in _project_routes() if r.name not in POST_ONLY | ADMIN_ONLY],
+    ids=lambda r: r.name,
 )
 def test_member_can_open_every_project_page(route, personas, login) -> None:
     client = login(personas["bob"])

@@ -37,6 +37,7 @@ WRITER_FORMS = {
     "poc:cluster_new",
     "poc:cluster_edit",
     "poc:tokens",  # project admins only
+    "evaluations:people_lookup",  # project admins only
     "procurement:terms_edit",  # procurement, business and project admins only
     "procurement:confirmation_edit",
     "procurement:cost_model_edit",
