@@ -84,22 +84,32 @@ def matrix_row(context: Any, row: Any) -> SafeString:
     ]
     after_freeze, after_freeze_word = _after_freeze_mark(context)
     evidence_word = escape(_("evidence"))
+    untried = escape(_("no result yet"))
     for candidate, state in row.cells:
-        outcome = state.outcome if state is not None else Outcome.NOT_COVERED
+        name = escape(candidate.solution.name)
         # Relative to the matrix page (the panel opens through matrix.js's one listener).
         url = f"cell/{candidate.slug}/{action.pk}/"
+        if state is None:
+            # Nobody has recorded anything: not the same as a result saying "not covered".
+            parts.append(
+                f'<td id="cell-{candidate.slug}-{action.pk}" class="cell o-not_covered untried">'
+                f'<a href="{url}" data-cell aria-label="{name} · {key}: {untried}">'
+                f'<span aria-hidden="true">·</span> {untried}</a></td>'
+            )
+            continue
+        outcome = state.outcome
         extra = spoken = ""
-        if state is not None and state.evidence_count:
+        if state.evidence_count:
             # A mark the shipped fonts draw (an emoji needs an emoji font), and its words.
             extra = f'<span class="ev" title="{evidence_word}">◈{state.evidence_count}</span>'
             spoken = f" · {evidence_word} {state.evidence_count}"
-        if state is not None and state.after_freeze:
+        if state.after_freeze:
             extra += after_freeze
             spoken += f" ({after_freeze_word})"
         parts.append(
             f'<td id="cell-{candidate.slug}-{action.pk}" class="cell o-{outcome}">'
             f'<a href="{url}" data-cell '
-            f'aria-label="{candidate.slug} · {key}: {labels[outcome]}{spoken}">'
+            f'aria-label="{name} · {key}: {labels[outcome]}{spoken}">'
             f'<span aria-hidden="true">{ICONS[outcome]}</span> {labels[outcome]}{extra}</a></td>'
         )
     return mark_safe("".join(parts))  # noqa: S308 - slugs, ids and escaped text only

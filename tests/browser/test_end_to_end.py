@@ -184,7 +184,8 @@ def worker_output(worker: Any) -> str:
 
 
 def cell_link(page: Page, candidate: str, action: str) -> Any:
-    return page.locator(f"#matrix a[aria-label^='{candidate} · {action}:']")
+    # Cells are named by product for people (aria-label) and by key in their id.
+    return page.locator(f"#matrix td[id^='cell-{candidate}-'] a[aria-label*=' · {action}:']")
 
 
 def record_result(page: Page, candidate: str, action: str, outcome: str, **fields: str) -> Any:

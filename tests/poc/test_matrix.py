@@ -49,7 +49,19 @@ def test_matrix_cells_and_totals(suite, login) -> None:
     assert 'id="cell-volcano-' in body
     # colour, icon and word together
     assert 'class="cell o-failed"' in body and "✗</span> Failed" in body
+    # A cell nobody recorded anything for is not a result saying "not covered".
+    assert 'class="cell o-not_covered untried"' in body and "·</span> no result yet" in body
+    assert 'aria-label="Slurm · quota-hit: no result yet"' in body
+    services.result_record(
+        candidate=totals["slurm"].candidate,
+        action=suite["actions"][0],
+        outcome="not_covered",
+        note="no second tenant in the lab",
+        actor=None,
+    )
+    body = login(suite["bob"]).get(reverse("poc:matrix", kwargs={"slug": "alpha"})).content.decode()
     assert 'class="cell o-not_covered"' in body and "○</span> Not covered" in body
+    assert body.count('o-not_covered untried"') == 2  # the two cells still untouched
 
 
 def test_matrix_filters(suite, login) -> None:
