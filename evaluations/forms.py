@@ -260,6 +260,19 @@ class TemplateApplyForm(forms.Form):
             "own; this language is what stays once your team edits a text."
         ),
     )
+    # The set's actions to copy, ticked in the preview beside each (not among the form's
+    # fields as rendered: the page draws a box per planned action).
+    actions = forms.MultipleChoiceField(
+        required=True,
+        error_messages={"required": _("Choose at least one action to add.")},
+    )
+
+    def __init__(self, *args: Any, offered: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["actions"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [(key, key) for key in offered]
+        self.initial.setdefault("actions", offered)
 
 
 class SuiteImportForm(forms.Form):

@@ -1,6 +1,7 @@
 """Template sets and suite files applied to a project: the plan shown first, then the
 requirements and actions added or updated, all or nothing."""
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
@@ -85,18 +86,26 @@ class ApplyReport:
     requirements_created: int
     actions_created: int
     already_present: int
+    left_out: int = 0  # new actions of the set the person did not choose
 
 
 @transaction.atomic
 def template_set_apply(
-    *, project: Project, template_set: TemplateSet, actor: User | None, language: str = "en"
+    *,
+    project: Project,
+    template_set: TemplateSet,
+    actor: User | None,
+    language: str = "en",
+    only: Collection[str] | None = None,
 ) -> ApplyReport:
     """Copy a template set's requirements and actions into a project.
 
     The copies keep the library's wording in both languages, and each reader sees their own;
     `language` chooses the wording stored as the text (what stays once a team edits it).
     Idempotent: what was applied before (by template key) is not added again, even if the
-    team has since edited or renamed it. Teams edit the copies freely.
+    team has since edited or renamed it. Teams edit the copies freely. `only`: the template
+    keys of the actions to copy (default: all); a requirement none of whose chosen actions is
+    new is not created.
     """
     scope_edit_guard(project)
     Project.objects.select_for_update(no_key=True).filter(
@@ -104,9 +113,11 @@ def template_set_apply(
     ).first()  # serialise applies
     plan = template_set_plan(project=project, template_set=template_set)
     suffix = "zh" if is_chinese(language) else "en"
-    requirements_created = actions_created = 0
+    requirements_created = actions_created = left_out = 0
     for planned in plan.requirements:
-        if not planned.new_actions:
+        chosen = [(t, k) for t, k in planned.new_actions if only is None or t.key in only]
+        left_out += len(planned.new_actions) - len(chosen)
+        if not chosen:
             continue
         requirement = planned.existing
         if requirement is None:
@@ -124,7 +135,7 @@ def template_set_apply(
                 record=False,
             )
             requirements_created += 1
-        for template_action, key in planned.new_actions:
+        for template_action, key in chosen:
             action_create(
                 requirement=requirement,
                 actor=actor,
@@ -147,7 +158,7 @@ def template_set_apply(
             subject=template_set.key,
             after={"requirements": requirements_created, "actions": actions_created},
         )
-    return ApplyReport(requirements_created, actions_created, plan.already_present)
+    return ApplyReport(requirements_created, actions_created, plan.already_present, left_out)
 
 
 # --- import ------------------------------------------------------------------------------

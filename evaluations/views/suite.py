@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from evaluations import selectors, services, suite_io
@@ -338,34 +339,46 @@ def template_apply(request: AuthedHttpRequest, slug: str, set_key: str) -> HttpR
     """GET: a preview of what applying the set adds. POST: apply it."""
     access = selectors.project_access(request.user, slug, write=request.method == "POST")
     template_set = selectors.template_set_by_key(set_key)
-    language = product_language()
-    form = TemplateApplyForm(request.POST or None, initial={"language": language})
+    plan = services.template_set_plan(project=access.project, template_set=template_set)
+    offered = [t.key for planned in plan.requirements for t, _key in planned.new_actions]
+    form = TemplateApplyForm(
+        request.POST or None, offered=offered, initial={"language": product_language()}
+    )
     if request.method == "POST" and form.is_valid():
         report = services.template_set_apply(
             project=access.project,
             template_set=template_set,
             actor=request.user,
             language=form.cleaned_data["language"],
+            only=set(form.cleaned_data["actions"]),
         )
-        messages.success(
-            request,
-            _(
-                "%(actions)d actions in %(requirements)d new requirements added; "
-                "%(present)d were already there."
-            )
-            % {
-                "actions": report.actions_created,
-                "requirements": report.requirements_created,
-                "present": report.already_present,
-            },
-        )
+        messages.success(request, _applied_message(report))
         return redirect(_suite_url(access.project.slug))
-    plan = services.template_set_plan(project=access.project, template_set=template_set)
+    chosen = set(form.data.getlist("actions") if form.is_bound else offered)
     return render(
         request,
         "evaluations/template_apply.html",
-        {"access": access, "project": access.project, "tab": "suite", "plan": plan, "form": form},
+        {"access": access, "project": access.project, "tab": "suite", "plan": plan, "form": form}
+        | {"chosen": chosen},
     )
+
+
+def _applied_message(report: services.ApplyReport) -> str:
+    said = _(
+        "%(actions)d actions in %(requirements)d new requirements added; "
+        "%(present)d were already there."
+    ) % {
+        "actions": report.actions_created,
+        "requirements": report.requirements_created,
+        "present": report.already_present,
+    }
+    if report.left_out:
+        said += " " + ngettext(
+            "%(n)d action of the set was left out, as chosen.",
+            "%(n)d actions of the set were left out, as chosen.",
+            report.left_out,
+        ) % {"n": report.left_out}
+    return said
 
 
 @login_required

@@ -286,7 +286,7 @@ def test_the_whole_review_in_the_browser(
         expect(row.locator("strong")).to_have_text(set_name)
         row.get_by_role("link", name="Preview").click()
         expect(lena.locator("h2")).to_have_text(set_name)
-        lena.get_by_role("button", name="Apply").click()
+        lena.get_by_role("button", name="Add the ticked actions").click()
         lena.wait_for_url(f"{base}/requirements/")
         expect(lena.locator("ul.messages")).to_contain_text(added)
     suite = lena.locator("#suite")

@@ -1,5 +1,7 @@
 """Requirements and acceptance actions: templates, keys, coverage, claims, the pages."""
 
+import re
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -352,13 +354,25 @@ def test_template_preview_and_apply_pages(personas, login, templates) -> None:
     preview = client.get(url)
     assert preview.status_code == 200
     assert AcceptanceAction.objects.count() == 0
-    assert client.post(url, {"language": "en"}).status_code == 302
+    offered = re.findall(r'name="actions" value="([^"]+)" checked', preview.content.decode())
+    assert len(offered) > 2  # every planned action ticked at first
+    refused = client.post(url, {"language": "en"})  # nothing ticked: nothing added
+    assert refused.status_code == 200 and "Choose at least one action" in refused.content.decode()
+    unknown = client.post(url, {"language": "en", "actions": ["no-such-action"]})
+    assert unknown.status_code == 200 and AcceptanceAction.objects.count() == 0
+    # Two ticked, the rest left out: only those two are added, and said so.
+    answer = client.post(url, {"language": "en", "actions": offered[:2]}, follow=True)
+    assert set(AcceptanceAction.objects.values_list("template_key", flat=True)) == set(offered[:2])
+    assert f"{len(offered) - 2} actions of the set were left out" in answer.content.decode()
+    # Applying again offers only what is not there yet.
+    again = client.get(url).content.decode()
+    rest = re.findall(r'name="actions" value="([^"]+)" checked', again)
+    assert set(rest) == set(offered[2:])
+    assert client.post(url, {"language": "en", "actions": rest}).status_code == 302
     created = AcceptanceAction.objects.count()
-    assert created > 0
-    client.post(url, {"language": "en"})
-    assert AcceptanceAction.objects.count() == created
+    assert created == len(offered)
     observer = login(personas["dave"])
-    assert observer.post(url, {"language": "en"}).status_code == 403
+    assert observer.post(url, {"language": "en", "actions": rest}).status_code == 403
 
 
 def test_demo_has_a_realistic_suite(personas) -> None:
