@@ -163,10 +163,20 @@ def test_the_cluster_s_own_warnings_are_shown(gpu_suite, login) -> None:
         status="done",
         parser_version="4",
         facts_format="test",
-        cluster_facts={"slurm_version": "23.11.4", "warnings": [warning], "nodes": []},
+        cluster_facts={
+            "slurm_version": "23.11.4",
+            "warnings": [warning],
+            "nodes": [],
+            "controlled_failures": {
+                "scenarios": [
+                    {"name": "more_gpus_than_any_node", "clean": True, "gpus_requested": 1}
+                ]
+            },
+        },
     )
     section = _section(_page(login(gpu_suite["bob"]), run))
     assert "Warnings" in section and warning in section
+    assert "1 GPU asked" in section and "1 GPUs" not in section
     assert "警告" in _section(_page(login(gpu_suite["bob"]), run, "zh-hans"))
     chinese = _section(_page(login(gpu_suite["bob"]), run, "zh-hans"))
     assert warning in chinese
