@@ -1,7 +1,7 @@
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from django.contrib.auth.models import User
 from django.core.cache import cache
@@ -420,6 +420,7 @@ class Progress:
     steps: list[ProgressStep]
     stage: str
     actions: int = 0  # acceptance actions defined
+    candidates: list[Any] = field(default_factory=list)  # each in play: counts and effort
 
     @property
     def next_step(self) -> ProgressStep | None:
@@ -552,7 +553,7 @@ def evaluation_progress(project: Project) -> Progress:
     }
     first_open = next((step for step in steps if not step.done), None)
     stage = str(stages[first_open.key]) if first_open is not None else str(_("Decided"))
-    return Progress(steps, stage, actions=readiness.action_total)
+    return Progress(steps, stage, actions=readiness.action_total, candidates=summaries)
 
 
 # --- revisions waiting for the worker (reports.render_caps) ---------------------------------

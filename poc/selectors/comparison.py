@@ -15,6 +15,7 @@ from django.db.models.functions import RowNumber
 from django.http import Http404
 
 from evaluations.models import (
+    OWNER_TEAMS,
     AcceptanceAction,
     Candidate,
     Project,
@@ -142,9 +143,19 @@ class CandidateOverview:
     counts: dict[str, int]
     integration_effort: Decimal
     listed: bool = True
+    # Person-days of the integration needs per owning team, the most first (team labels).
+    effort_by_team: list[tuple[str, Decimal]] = field(default_factory=list)
     failed: list[ResultCell] = field(default_factory=list)
     needs_integration: list[ResultCell] = field(default_factory=list)
     responsibilities: dict[str, Responsibility] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def covered(self) -> int:
+        return self.total - self.counts[Outcome.NOT_COVERED]
 
     @property
     def more_failed(self) -> int:
@@ -186,15 +197,21 @@ def comparison_overview(
     if list_limit is None:
         listed = len(candidate_ids) * action_total <= COMPARISON_INLINE_CELLS
         list_limit = COMPARISON_LIST_LIMIT if listed else 0
-    effort = {
-        candidate_id: days or Decimal(0)
-        for candidate_id, days in ResultCell.objects.filter(
+    effort: dict[int, Decimal] = defaultdict(Decimal)
+    by_team: dict[int, list[tuple[str, Decimal]]] = defaultdict(list)
+    teams = dict(OWNER_TEAMS)
+    for candidate_id, team, days in (
+        ResultCell.objects.filter(
             project=project, candidate_id__in=candidate_ids, outcome=Outcome.NEEDS_INTEGRATION
         )
-        .values_list("candidate_id")
+        .values_list("candidate_id", "result__integration_owner_team")
         .annotate(days=Sum("integration_effort_days"))
         .order_by()
-    }
+    ):
+        effort[candidate_id] += days or Decimal(0)
+        by_team[candidate_id].append((str(teams.get(team, team or "—")), days or Decimal(0)))
+    for rows in by_team.values():
+        rows.sort(key=lambda row: (-row[1], row[0]))
     lists: dict[tuple[int, str], list[ResultCell]] = defaultdict(list)
     if list_limit > 0:
         for outcome in (Outcome.FAILED, Outcome.NEEDS_INTEGRATION):
@@ -222,6 +239,7 @@ def comparison_overview(
             counts=counts[candidate.pk],
             integration_effort=effort.get(candidate.pk, Decimal(0)),
             listed=listed,
+            effort_by_team=by_team[candidate.pk],
             failed=lists[(candidate.pk, Outcome.FAILED)],
             needs_integration=lists[(candidate.pk, Outcome.NEEDS_INTEGRATION)],
             responsibilities=responsibilities[candidate.pk],

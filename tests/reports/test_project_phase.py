@@ -147,3 +147,33 @@ def test_the_framing_page_archives_and_offers_no_phase(
     assert 'name="archived"' not in member.get(url).content.decode()
     member.post(url, {"name": "Alpha", "workloads": ["training"], "archived": "on"})
     assert Project.objects.get(slug="alpha").phase == Phase.FRAMING
+
+
+def test_the_overview_shows_each_candidate_at_a_glance(suite: dict[str, Any], login: Any) -> None:
+    """Outcomes per candidate as a bar with its counts, coverage, and integration effort per
+    owning team: what the sheet's first page shows, on the web overview."""
+    from decimal import Decimal
+
+    from poc import services as poc_services
+
+    volcano, (quota, job, tenant) = suite["volcano"], suite["actions"]
+    poc_services.result_record(candidate=volcano, action=quota, outcome="passed", actor=None)
+    poc_services.result_record(
+        candidate=volcano, action=job, outcome="failed", failure_cause="stalled", actor=None
+    )
+    poc_services.result_record(
+        candidate=volcano,
+        action=tenant,
+        outcome="needs_integration",
+        integration_what="LDAP groups",
+        integration_owner_team="platform",
+        integration_effort_days=Decimal("2.5"),
+        actor=None,
+    )
+    url = reverse("reports:progress", args=["alpha"])
+    page = login(suite["bob"]).get(url, headers={"HX-Request": "true"}).content.decode()
+    glance = page[page.index('id="glance-h"') :]
+    row = glance[glance.index("Volcano") : glance.index("</tr>", glance.index("Volcano"))]
+    assert 'aria-label="Passed 1, Failed 1, Not covered 0, Needs integration 1"' in row
+    assert 'class="o-passed" style="width: 33%"' in row
+    assert "3 of 3" in row and "Platform 2.5" in row
