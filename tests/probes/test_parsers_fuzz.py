@@ -23,6 +23,7 @@ from poc.probes.parsers import (
     parse_bundle,
     parse_output,
     parse_outputs,
+    smi_xml,
 )
 from tests.probes.gpu_fixtures import (
     ALL,
@@ -30,8 +31,11 @@ from tests.probes.gpu_fixtures import (
     H200_CSV,
     H200_TEXT,
     H200_XML,
+    eight_gpu_xml,
     fixture_text,
 )
+from tests.probes.test_parsers_formats import mig_xml
+from tests.probes.test_parsers_public_xml import lost_gpu_xml
 
 FUZZ = settings(
     max_examples=200,
@@ -382,6 +386,149 @@ def test_truncated_xml() -> None:
 def test_other_xml_is_not_nvidia_smi() -> None:
     with pytest.raises(ParseError, match="XML root element is <svg>"):
         parse_output("<svg><nvidia_smi_log/></svg>", kind="smi-xml")
+
+
+# --- -q -x: the elements no fact reads are cut out before parsing (smi_xml._read_tree) ---------
+
+
+def smi_xml_outcome(text: str) -> object:
+    """The facts of a -q -x output, or the message of the ParseError it gets."""
+    try:
+        return parse_output(text, kind="smi-xml")
+    except ParseError as exc:
+        return str(exc)
+
+
+def whole_tree_outcome(text: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    """The same with nothing cut out: the whole text parsed, as before the cut existed."""
+    with monkeypatch.context() as patch:
+        patch.setattr(smi_xml, "_read_tree", smi_xml._parse_tree)
+        return smi_xml_outcome(text)
+
+
+def parsed_texts(text: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts expat was given while reading `text`."""
+    parsed: list[str] = []
+    parse = smi_xml._parse_tree
+
+    def spy(what: str) -> Any:
+        parsed.append(what)
+        return parse(what)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(smi_xml, "_parse_tree", spy)
+        smi_xml_outcome(text)
+    return parsed
+
+
+def tabbed_mig_xml() -> str:
+    """The two MIG-enabled H100s of test_parsers_formats, indented with tabs as nvidia-smi
+    writes them and with an element no fact reads (the MIG devices stay whole: _gpu reads
+    them as a block)."""
+    tabbed = mig_xml().replace("    ", "\t")
+    return tabbed.replace(
+        "\t\t<persistence_mode>",
+        "\t\t<display_mode>Disabled</display_mode>\n\t\t<persistence_mode>",
+    )
+
+
+@pytest.mark.parametrize(
+    "document",
+    [lambda: fixture_text(H200_XML), eight_gpu_xml, lost_gpu_xml, tabbed_mig_xml],
+    ids=["h200", "eight-gpus", "lost-gpu", "mig"],
+)
+def test_what_no_fact_reads_is_cut_and_every_fact_stays(
+    document: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = document()
+    assert smi_xml_outcome(text) == whole_tree_outcome(text, monkeypatch)
+    (parsed,) = parsed_texts(text, monkeypatch)  # one parse, of the text with rows cut out
+    assert smi_xml._GPU_MARK in parsed and "<display_mode>" not in parsed
+
+
+H200_SERIAL_LINE = "\n\t\t<serial>1653724066869</serial>"
+VOLATILE_END = "\t\t\t\t<dram_uncorrectable>0</dram_uncorrectable>\n\t\t\t</volatile>"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A read child written as if it were a <gpu>'s own, inside its block.
+        ("\n\t\t\t<gpu_temp>41 C</gpu_temp>", "\n\t\t<gpu_temp>41 C</gpu_temp>"),
+        # A child of a read block, of a name cut there, inside the ECC counters (all counted).
+        (
+            VOLATILE_END,
+            VOLATILE_END.replace(
+                "\n\t\t\t</volatile>",
+                "\n\t\t\t<aggregate_uncorrectable_sram_sources>7"
+                "</aggregate_uncorrectable_sram_sources>\n\t\t\t</volatile>",
+            ),
+        ),
+        # What reads like unread elements inside a comment and a CDATA section.
+        (H200_SERIAL_LINE, "\n\t\t<!--\n\t\t<x>1</x>\n\t\t-->" + H200_SERIAL_LINE),
+        (H200_SERIAL_LINE, "\n\t\t<x><![CDATA[\n\t\t<y>1</y>]]></x>" + H200_SERIAL_LINE),
+        # Elements indented as a <gpu>'s children outside any <gpu>.
+        ("<attached_gpus>", "<unit>\n\t\t<x>1</x>\n\t</unit>\n\t<attached_gpus>"),
+        # A <gpu> inside a <gpu>, and an element with an attribute.
+        (H200_SERIAL_LINE, "\n\t\t<gpu>\n\t\t<x>1</x>\n\t\t</gpu>" + H200_SERIAL_LINE),
+        (H200_SERIAL_LINE, '\n\t\t<x a="1">1</x>' + H200_SERIAL_LINE),
+    ],
+    ids=[
+        "misindented-read",
+        "in-ecc-counters",
+        "comment",
+        "cdata",
+        "outside-gpu",
+        "nested",
+        "attr",
+    ],
+)
+def test_layouts_no_nvidia_smi_writes_read_as_the_whole_tree_does(
+    old: str, new: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = fixture_text(H200_XML)
+    assert old in text
+    text = text.replace(old, new, 1)
+    facts = smi_xml_outcome(text)
+    assert isinstance(facts, dict)
+    assert facts == whole_tree_outcome(text, monkeypatch)
+    if "gpu_temp" in new or "sram_sources>7" in new:
+        # A cut there would change a fact: the marks say so, and the whole text is parsed.
+        assert len(parsed_texts(text, monkeypatch)) == 2
+        assert facts["gpus"][0]["temperature_c"] == 41
+        assert facts["gpus"][0]["ecc_volatile_uncorrected"] == (7 if "sram" in new else 0)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("<product_brand>NVIDIA</product_brand>", "<product_brand>NV&IDIA</product_brand>"),
+        ("<product_brand>NVIDIA</product_brand>", "<product_brand>&nbsp;</product_brand>"),
+        ("<product_brand>NVIDIA</product_brand>", "<product_brand>NV]]>IDIA</product_brand>"),
+        ("<product_brand>NVIDIA</product_brand>", "<product_brand>NVIDIA</product_brnad>"),
+        ("<tx_util>817 KB/s</tx_util>", "<tx_util>817 KB/s\x01</tx_util>"),
+        ("<slot_number>N/A</slot_number>", "<slot_number>N/A</slot_number></platformInfo>"),
+        ("</nvidia_smi_log>", ""),
+    ],
+)
+def test_errors_in_elements_no_fact_reads_are_reported_as_before(
+    old: str, new: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = fixture_text(H200_XML)
+    assert old in text
+    text = text.replace(old, new, 1)
+    error = smi_xml_outcome(text)
+    assert isinstance(error, str) and error.startswith("not well-formed XML: ")
+    assert error == whole_tree_outcome(text, monkeypatch)
+
+
+def test_a_bomb_set_off_from_an_element_no_fact_reads_is_refused() -> None:
+    document = fixture_text(H200_XML).replace(
+        "<product_brand>NVIDIA</product_brand>", "<product_brand>&lol9;</product_brand>"
+    )
+    dtd = BILLION_LAUGHS[: BILLION_LAUGHS.index("<nvidia_smi_log>")]
+    document = dtd + document[document.index("<nvidia_smi_log>") :]
+    assert "refused XML" in str(quickly(lambda: parse_output(document)))
 
 
 def test_binary_data() -> None:
