@@ -1,13 +1,15 @@
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from evaluations.models import OWNER_TEAMS, Dimension, Scenario, TokenScope
+from evaluations.models import OWNER_TEAMS, Candidate, Dimension, Scenario, TokenScope
 from poc.models import (
     Delivery,
     Outcome,
     Party,
+    ResponsibilityArea,
 )
 
 DELIVERY_CHOICES = [("", "—"), *Delivery.choices]
@@ -105,16 +107,85 @@ class MatrixFilterForm(forms.Form):
     )
 
 
-class ResponsibilityForm(forms.Form):
+class ResponsibilityBulkForm(forms.Form):
+    """Who carries an area: what the one-cell editor and a bulk assignment both give a cell
+    (a bulk assignment gives no note: each cell keeps its own)."""
+
     party = forms.ChoiceField(label=_("Party"), choices=Party.choices)
     delivery = forms.ChoiceField(
         label=_("Kind of delivery"), choices=DELIVERY_CHOICES, required=False
     )
     person = forms.CharField(label=_("Named person"), max_length=200)
     escalation = forms.CharField(label=_("Escalation"), max_length=300, required=False)
+
+
+class ResponsibilityForm(ResponsibilityBulkForm):
     note = forms.CharField(
         label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2})
     )
+
+
+class CellSelectionForm(forms.Form):
+    """The cells of the responsibility grid a bulk assignment covers: cells ticked one by one
+    ("candidate-slug:area"), whole rows (areas) and whole columns (candidates). A ticked row or
+    column stands for all its cells, so that choosing one works without JavaScript too."""
+
+    cell = forms.MultipleChoiceField(
+        required=False,
+        error_messages={
+            "invalid_choice": _(
+                "“%(value)s” is not a cell of this grid: reload the page and choose again."
+            )
+        },
+    )
+    row = forms.MultipleChoiceField(
+        required=False,
+        choices=ResponsibilityArea.choices,
+        error_messages={"invalid_choice": _("“%(value)s” is not an area of responsibility.")},
+    )
+    column = forms.MultipleChoiceField(
+        required=False,
+        error_messages={
+            "invalid_choice": _(
+                "“%(value)s” is not a candidate of this grid: reload the page and choose again."
+            )
+        },
+    )
+
+    def __init__(self, *args: Any, candidates: list[Candidate], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.candidates = candidates
+        column, cell = self.fields["column"], self.fields["cell"]
+        assert isinstance(column, forms.MultipleChoiceField)
+        assert isinstance(cell, forms.MultipleChoiceField)
+        column.choices = [(c.slug, c.slug) for c in candidates]
+        keys = [cell_key(c, area) for c in candidates for area in ResponsibilityArea.values]
+        cell.choices = [(key, key) for key in keys]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not (data.get("cell") or data.get("row") or data.get("column")) and not self.errors:
+            raise forms.ValidationError(
+                _("Choose at least one cell, a whole row or a whole column to assign."),
+                code="nothing_chosen",
+            )
+        return data
+
+    def cells(self) -> list[tuple[Candidate, str]]:
+        """The chosen cells in grid order (area by area, candidates in shortlist order)."""
+        data = self.cleaned_data
+        ticked, rows, columns = set(data["cell"]), set(data["row"]), set(data["column"])
+        return [
+            (candidate, area)
+            for area in ResponsibilityArea.values
+            for candidate in self.candidates
+            if area in rows or candidate.slug in columns or cell_key(candidate, area) in ticked
+        ]
+
+
+def cell_key(candidate: Candidate, area: str) -> str:
+    """How a form names one cell of the responsibility grid."""
+    return f"{candidate.slug}:{area}"
 
 
 class ApiTokenForm(forms.Form):

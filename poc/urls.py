@@ -1,6 +1,7 @@
 from django.urls import path
 
 from poc.probes import urls as probe_urls
+from poc.views import responsibilities as responsibility_views
 from poc.views import results as views
 
 app_name = "poc"
@@ -25,7 +26,16 @@ urlpatterns = [
         name="comparison_list",
     ),
     path("<slug:slug>/integration/", views.integration_gaps, name="integration_gaps"),
-    path("<slug:slug>/responsibilities/", views.responsibilities, name="responsibilities"),
+    path(
+        "<slug:slug>/responsibilities/",
+        responsibility_views.responsibilities,
+        name="responsibilities",
+    ),
+    path(
+        "<slug:slug>/responsibilities/assign/",
+        responsibility_views.responsibilities_assign,
+        name="responsibilities_assign",
+    ),
     path(
         "<slug:slug>/comparison/<slug:candidate_slug>/responsibility/<slug:area>/",
         views.responsibility_edit,

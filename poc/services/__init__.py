@@ -9,6 +9,7 @@ from poc.services.ingest import (
     results_ingest,
     validate_rows,
 )
+from poc.services.responsibilities import BulkAssignment, responsibilities_assign
 from poc.services.results import (
     detect_content_type,
     evidence_attach_file,
@@ -21,12 +22,14 @@ from poc.services.results import (
 )
 
 __all__ = [
+    "BulkAssignment",
     "IngestError",
     "ResultRow",
     "RunData",
     "detect_content_type",
     "evidence_attach_file",
     "evidence_attach_link",
+    "responsibilities_assign",
     "responsibility_clear",
     "responsibility_set",
     "result_record",

@@ -336,28 +336,6 @@ def _responsibility_done(request: AuthedHttpRequest, from_grid: bool, back: str)
     return response
 
 
-@login_required
-def responsibilities(request: AuthedHttpRequest, slug: str) -> HttpResponse:
-    """The responsibility grid: every area for every candidate in play, gaps marked."""
-    access = evaluation_selectors.project_access(request.user, slug)
-    summaries = selectors.comparison_overview(access.project, list_limit=0)
-    rows = [
-        (value, label, [(s.candidate, s.responsibilities.get(value)) for s in summaries])
-        for value, label in ResponsibilityArea.choices
-    ]
-    return render(
-        request,
-        "poc/responsibilities.html",
-        {
-            "access": access,
-            "project": access.project,
-            "tab": "responsibilities",
-            "summaries": summaries,
-            "rows": rows,
-        },
-    )
-
-
 # --- CI: tokens and runs -----------------------------------------------------------------
 
 
