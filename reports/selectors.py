@@ -1,7 +1,7 @@
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import IO, Any, cast
+from typing import IO, cast
 
 from django.contrib.auth.models import User
 from django.core.cache import cache
@@ -32,7 +32,7 @@ from poc.probes.models import (
     ProbeRun,
 )
 from poc.probes.selectors import EVIDENCE_STATUSES
-from poc.selectors import comparison_overview
+from poc.selectors import CandidateOverview, comparison_overview
 from reports.diff import Changes, snapshot_changes
 from reports.models import (
     OPEN_STATUSES,
@@ -420,7 +420,7 @@ class Progress:
     steps: list[ProgressStep]
     stage: str
     actions: int = 0  # acceptance actions defined
-    candidates: list[Any] = field(default_factory=list)  # each in play: counts and effort
+    candidates: list[CandidateOverview] = field(default_factory=list)  # in play: counts, effort
 
     @property
     def next_step(self) -> ProgressStep | None:

@@ -354,7 +354,7 @@ def template_apply(request: AuthedHttpRequest, slug: str, set_key: str) -> HttpR
         )
         messages.success(request, _applied_message(report))
         return redirect(_suite_url(access.project.slug))
-    chosen = set(form.data.getlist("actions") if form.is_bound else offered)
+    chosen = set(request.POST.getlist("actions") if form.is_bound else offered)
     return render(
         request,
         "evaluations/template_apply.html",
