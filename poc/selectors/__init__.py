@@ -3,7 +3,7 @@
 Every page here runs a fixed number of queries whatever the size of the project.
 
 A module per page or topic: `matrix`, `comparison`, `side_by_side`, `runs` (CI runs and the
-API's reads), `gaps` (integration gaps) and `search`.
+API's reads), `gaps` (integration gaps), `search` and `trends` (CI trends across runs).
 """
 
 from poc.selectors.comparison import (
@@ -67,6 +67,15 @@ from poc.selectors.side_by_side import (
     SideRow,
     side_by_side,
 )
+from poc.selectors.trends import (
+    TREND_RUNS,
+    CandidateTrend,
+    CellMove,
+    CiTrends,
+    FlakyCell,
+    RunRate,
+    ci_trends,
+)
 
 __all__ = [
     "CHANGE_ORDER",
@@ -75,10 +84,14 @@ __all__ = [
     "CandidateOverview",
     "CandidateSummary",
     "CandidateTotals",
+    "CandidateTrend",
     "CellDetail",
+    "CellMove",
     "CellState",
     "ChangeGroup",
+    "CiTrends",
     "DRILLDOWN_ROWS",
+    "FlakyCell",
     "HISTORY_PER_PAGE",
     "IntegrationGap",
     "IntegrationGaps",
@@ -91,16 +104,19 @@ __all__ = [
     "MatrixRow",
     "OUTCOME_ORDER",
     "PostDrilldown",
+    "RunRate",
     "SEARCH_LIMIT",
     "SearchHits",
     "SideBySide",
     "SideCell",
     "SideGroup",
     "SideRow",
+    "TREND_RUNS",
     "TeamEffort",
     "candidates_in_play",
     "cell_detail",
     "cells_after_freeze",
+    "ci_trends",
     "comparison_for_project",
     "comparison_list",
     "comparison_overview",

@@ -4,6 +4,7 @@ number of queries whatever the size of the batch."""
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import partial
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -14,7 +15,7 @@ from django.utils import timezone
 from evaluations import selectors as evaluation_selectors
 from evaluations.models import OWNER_TEAMS, ApiToken, Project
 from evaluations.services import event_record
-from poc import junit
+from poc import junit, run_tallies
 from poc.models import (
     Delivery,
     Evidence,
@@ -455,6 +456,10 @@ def results_ingest(
         subject=f"{run_row.external_id} ({kind})",
         after={"results": len(rows), **counts, **({"token": token.name} if token else {})},
     )
+    tally = run_tallies.tally_rows(
+        (r.candidate_id, r.action_id, r.outcome, kind) for r, kind in zip(rows, kinds, strict=True)
+    )  # for the trends of the CI runs page, kept once the post is committed
+    transaction.on_commit(partial(run_tallies.remember, record.pk, record.posted_at, tally))
     return record, _notable(rows, kinds)
 
 

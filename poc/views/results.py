@@ -402,6 +402,8 @@ def run_detail(request: AuthedHttpRequest, slug: str, ci_run_id: int) -> HttpRes
 
 @login_required
 def runs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
+    """The project's CI runs: the trends across them (each candidate's pass rate, the flaky
+    actions, what the newest runs broke or mended), then every post."""
     access = evaluation_selectors.project_access(request.user, slug)
     return render(
         request,
@@ -410,6 +412,7 @@ def runs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
             "access": access,
             "project": access.project,
             "tab": "ci",
+            "trends": selectors.ci_trends(access.project),
             "runs": selectors.runs_for_project(access.project),
         },
     )
