@@ -276,7 +276,7 @@ def responsibility_edit(
     if area not in ResponsibilityArea.values:
         raise Http404
     current = selectors.responsibility_for(candidate, area)
-    fields = ("party", "person", "escalation", "note")
+    fields = ("party", "delivery", "person", "escalation", "note")
     initial = {name: getattr(current, name) for name in fields} if current else {}
     form = ResponsibilityForm(request.POST or None, initial=initial)
     # Opened from the responsibilities grid (?grid=1): back to the grid, in place with htmx.
