@@ -64,6 +64,7 @@ VERB_LABELS = {
     "sheet.reject": _("rejected a sheet revision"),
     "sheet.sealed": _("sealed a sheet revision"),
     "audit.sealed": _("sealed the earlier history under the history key"),
+    "sheet.gaps_acknowledged": _("acknowledged the gaps of a revision generated early"),
     "sheet.withdrawn": _("withdrew a sheet revision"),
     "sheet.retry_render": _("retried rendering"),
     "sheet.retry_seal": _("retried sealing"),
