@@ -307,9 +307,7 @@ def test_the_responsibility_grid_marks_gaps_and_edits_in_place(suite, login) -> 
     assert saved.status_code == 204 and saved["HX-Refresh"] == "true"  # the grid loads again
     assert Responsibility.objects.get(candidate=volcano, area="support_sla").party == "vendor"
     # The editor shows the kind of delivery held, so saving another change keeps it.
-    Responsibility.objects.filter(candidate=volcano, area="support_sla").update(
-        delivery="service"
-    )
+    Responsibility.objects.filter(candidate=volcano, area="support_sla").update(delivery="service")
     panel = bob.get(edit + "?grid=1", headers={"HX-Request": "true"}).content.decode()
     assert '<option value="service" selected>' in panel
     page = bob.get(grid_url).content.decode()
