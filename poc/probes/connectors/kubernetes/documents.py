@@ -29,7 +29,7 @@ from poc.probes.connectors.kubernetes.failure import (
 from poc.probes.connectors.kubernetes.gpu_operator import _read_gpu_operator
 from poc.probes.connectors.kubernetes.nodes import _read_nodes
 from poc.probes.connectors.kubernetes.platforms import _read_openshift_ai
-from poc.probes.connectors.kubernetes.probe import FORMAT
+from poc.probes.connectors.kubernetes.probe import new_facts
 from poc.probes.connectors.kubernetes.quotas import _read_quotas
 from poc.probes.connectors.kubernetes.schedulers import (
     VOLCANO_BEFORE_1,
@@ -162,25 +162,12 @@ def facts_from_objects(
     evidence += pods or []
     api = _DocumentApi(readable)
     groups = _DocumentGroups(api)
-    result: dict[str, Any] = {
-        "format": FORMAT,
-        "server": api.where,
-        "tls": None,
-        "server_version": None,
-        "api_groups": {name: versions for name, versions in sorted(api.versions.items())},
-        "products": [],
-        "nodes": [],
-        "gpu_nodes": [],
-        "gpu_operator": {},
-        "dcgm": {},
-        "volcano": {"queues": [], "podgroups": []},
-        "kai": {"queues": []},
-        "runai": {"projects": [], "departments": []},
-        "openshift_ai": {"clusters": []},
-        "quotas": [],
-        "could_not_check": [],
-        "raw": [],
-    }
+    result = new_facts(
+        server=api.where,
+        tls=None,
+        raw=[],
+        api_groups={name: versions for name, versions in sorted(api.versions.items())},
+    )
     _cannot(result, "server version (GET /version)", NOT_GIVEN)
     _read_nodes(api, result)
     _read_gpu_operator(api, groups, result)

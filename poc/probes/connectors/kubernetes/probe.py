@@ -15,18 +15,17 @@ from poc.probes.connectors.kubernetes.target import ConnectorError, KubeTarget, 
 FORMAT = "workbench-k8s-facts/1"
 
 
-def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
-    """Read the cluster's GPU facts (read-only; see the module docstring for what is read).
-
-    Raises ConnectorError when the API server cannot be reached, refuses the credentials (401),
-    or is not a Kubernetes API server; a read refused on its own lands in `could_not_check`."""
-    api = _Api(target, resolve)
-    result: dict[str, Any] = {
+def new_facts(
+    *, server: str, tls: Any, raw: list[Any], api_groups: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The facts document before anything is read: the live probe and uploaded documents
+    (connectors/kubernetes/documents.py) fill the same one."""
+    return {
         "format": FORMAT,
-        "server": api.where,
-        "tls": api.tls,
+        "server": server,
+        "tls": tls,
         "server_version": None,
-        "api_groups": {},
+        "api_groups": api_groups or {},
         "products": [],
         "nodes": [],
         "gpu_nodes": [],
@@ -38,8 +37,17 @@ def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
         "openshift_ai": {"clusters": []},
         "quotas": [],
         "could_not_check": [],
-        "raw": api.raw,
+        "raw": raw,
     }
+
+
+def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
+    """Read the cluster's GPU facts (read-only; see the module docstring for what is read).
+
+    Raises ConnectorError when the API server cannot be reached, refuses the credentials (401),
+    or is not a Kubernetes API server; a read refused on its own lands in `could_not_check`."""
+    api = _Api(target, resolve)
+    result = new_facts(server=api.where, tls=api.tls, raw=api.raw)
     try:
         reply = api.request("GET", "/version")
         if reply.ok and isinstance(reply.data.get("gitVersion"), str):
