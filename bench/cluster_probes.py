@@ -170,6 +170,7 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
     )
     from poc.probes.services import clusters as services
     from poc.probes.services import probes as probe_services
+    from poc.probes.services.clusters import executors
 
     settings.PROBE_CONCURRENCY = 8
     project = Project.objects.create(slug="bench-clusters", name="Bench clusters")
@@ -193,7 +194,7 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
     )
     run = services.probe_run_start(cluster=cluster, actor=None)
     samples: list[tuple[int, float]] = []
-    original = services._store_read_node
+    original = executors.store_read_node
 
     snapshots: list[object] = []
 
@@ -206,7 +207,7 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
 
             snapshots.append(tracemalloc.take_snapshot())
 
-    services._store_read_node = watched  # type: ignore[assignment]
+    executors.store_read_node = watched
     if os.environ.get("BENCH_TRACE"):
         import tracemalloc
 
@@ -216,7 +217,7 @@ def bench_long_run(targets: list[tuple[str, int]], host_key: str, key_text: str)
     try:
         services.probe_run_execute(run_id=run.pk)
     finally:
-        services._store_read_node = original  # type: ignore[assignment]
+        executors.store_read_node = original
     elapsed = time.perf_counter() - started
     if os.environ.get("BENCH_TRACE"):
         import tracemalloc

@@ -179,3 +179,47 @@ def test_the_check_finds_a_cycle_hidden_in_a_function(tmp_path: Path) -> None:
     (tmp_path / "poc" / "parsers" / "a.py").write_text("from poc.parsers.b import y\n")
     (tmp_path / "poc" / "parsers" / "b.py").write_text("import os\n")
     assert module_cycles(tmp_path) == [["reports.models", "reports.services", "reports.tasks"]]
+
+
+def private_imports(root: Path = ROOT) -> list[str]:
+    """`from module import _name` between the apps' modules: what another module uses is part
+    of the module's interface and carries a public name (relative imports included)."""
+    modules = app_modules(root)
+    out = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            if app_of(base) is None:
+                continue  # a library's private name is the library's business
+            out += [
+                f"{path.relative_to(root)}:{node.lineno} imports {alias.name} from {base}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+    return out
+
+
+def test_no_module_imports_another_ones_private_name() -> None:
+    assert private_imports() == []
+
+
+def test_the_check_finds_a_private_import(tmp_path: Path) -> None:
+    for app in LAYERS:
+        (tmp_path / app.replace(".", "/")).mkdir(parents=True, exist_ok=True)
+        (tmp_path / app.replace(".", "/") / "__init__.py").write_text("")
+    (tmp_path / "poc" / "rules.py").write_text("def _helper():\n    pass\n")
+    (tmp_path / "poc" / "checks.py").write_text(
+        "from django.utils.functional import _StrPromise\n"
+        "from poc.rules import _helper\n"
+        "def f():\n    from .rules import _helper\n"
+    )
+    assert private_imports(tmp_path) == [
+        "poc/checks.py:2 imports _helper from poc.rules",
+        "poc/checks.py:4 imports _helper from poc.rules",
+    ]

@@ -45,7 +45,7 @@ def _next_position(queryset: QuerySet[Requirement] | QuerySet[AcceptanceAction])
     return (queryset.aggregate(m=Max("position"))["m"] or 0) + 1
 
 
-def _library_translations(
+def library_translations(
     template: TemplateRequirement | TemplateAction, texts: dict[str, str]
 ) -> dict[str, dict[str, str]]:
     return {

@@ -22,9 +22,9 @@ from evaluations.services.history import event_record
 from evaluations.services.suite import (
     ACTION_LIBRARY_TEXTS,
     REQUIREMENT_LIBRARY_TEXTS,
-    _library_translations,
     action_create,
     action_update,
+    library_translations,
     requirement_create,
     requirement_update,
     unique_action_key,
@@ -131,7 +131,7 @@ def template_set_apply(
                 importance=template.importance,
                 source=RequirementSource.TEMPLATE,
                 template_key=template.key,
-                translations=_library_translations(template, REQUIREMENT_LIBRARY_TEXTS),
+                translations=library_translations(template, REQUIREMENT_LIBRARY_TEXTS),
                 record=False,
             )
             requirements_created += 1
@@ -146,7 +146,7 @@ def template_set_apply(
                 pass_criterion=getattr(template_action, f"pass_criterion_{suffix}"),
                 scenario=template_action.scenario,
                 template_key=template_action.key,
-                translations=_library_translations(template_action, ACTION_LIBRARY_TEXTS),
+                translations=library_translations(template_action, ACTION_LIBRARY_TEXTS),
                 record=False,
             )
             actions_created += 1

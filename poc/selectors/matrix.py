@@ -156,8 +156,8 @@ def matrix_for_project(
     action_total, counts = outcome_counts(project, candidate_ids)
     totals = [CandidateTotals(c, counts[c.pk], action_total) for c in candidates]
 
-    rows = _matrix_rows(project, filters, candidate_ids)
-    shown = _rows_page(rows, page)
+    rows = matrix_rows(project, filters, candidate_ids)
+    shown = rows_page(rows, page)
     paginator = shown.paginator
     actions: list[AcceptanceAction] = list(shown.object_list)
     action_ids = [a.pk for a in actions]
@@ -188,7 +188,7 @@ def matrix_for_project(
     )
 
 
-def _rows_page(rows: QuerySet[AcceptanceAction], page: str | int | None) -> Page[AcceptanceAction]:
+def rows_page(rows: QuerySet[AcceptanceAction], page: str | int | None) -> Page[AcceptanceAction]:
     """One page of MATRIX_ROWS_PER_PAGE action rows (a page past the end: the last);
     `page=None`: every row on one page."""
     if page is None:
@@ -196,7 +196,7 @@ def _rows_page(rows: QuerySet[AcceptanceAction], page: str | int | None) -> Page
     return Paginator(rows, MATRIX_ROWS_PER_PAGE).get_page(page)
 
 
-def _matrix_rows(
+def matrix_rows(
     project: Project, filters: MatrixFilters, candidate_ids: list[int]
 ) -> QuerySet[AcceptanceAction]:
     """The actions matching the filters, in the matrix's order, as one query."""

@@ -15,7 +15,7 @@ from poc.models import (
     ResultCell,
 )
 from poc.selectors.comparison import CandidateOverview, comparison_overview
-from poc.selectors.matrix import LISTED_OUTCOMES, MatrixFilters, _matrix_rows, _rows_page
+from poc.selectors.matrix import LISTED_OUTCOMES, MatrixFilters, matrix_rows, rows_page
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ def side_by_side(
     and responsibilities cover everything on every page."""
     summaries = comparison_overview(project, include_all=include_all, list_limit=0)
     candidate_ids = [s.candidate.pk for s in summaries]
-    rows = _matrix_rows(project, MatrixFilters(), candidate_ids)
-    shown = _rows_page(rows, page)
+    rows = matrix_rows(project, MatrixFilters(), candidate_ids)
+    shown = rows_page(rows, page)
     paginator = shown.paginator
     actions: list[AcceptanceAction] = list(shown.object_list)
     page_cells = list(

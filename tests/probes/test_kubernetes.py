@@ -903,7 +903,7 @@ def test_the_documented_role_allows_the_controlled_failure(kube: FakeKubeApi) ->
     ],
 )
 def test_quantities_in_canonical_form(text: str, number: int | None) -> None:
-    assert k.values._int(text) == number
+    assert k.values.as_int(text) == number
 
 
 def test_a_kai_queue_limited_to_no_gpu_is_limited(kube: FakeKubeApi) -> None:

@@ -16,7 +16,7 @@ import yaml
 
 from poc.probes.connectors import kubernetes as kube
 from poc.probes.connectors import offline, slurm
-from poc.probes.connectors.slurm.rest import _rest_node
+from poc.probes.connectors.slurm.rest import rest_node
 from tests.fakes.k8s_api import (
     FIXTURES,
     FakeKubeApi,
@@ -260,7 +260,7 @@ def test_sinfo_json_of_slurm_21_is_read_as_slurmrestds_nodes() -> None:
     text = (SLURM / "sinfo-json-v0.0.37-slurm-21.08.5-nodes.json").read_text()
     data = json.loads(text)
     facts = read(("sinfo.json", text))
-    assert facts["nodes"] == [_rest_node(n) for n in data["nodes"]]
+    assert facts["nodes"] == [rest_node(n) for n in data["nodes"]]
     assert (facts["api_version"], facts["slurm_version"]) == ("v0.0.37", "21.08.5")
     assert facts["gpu_nodes"] == []  # a CPU cluster: GRES empty
     # The same nodes declaring GPUs become GPU nodes, as live.

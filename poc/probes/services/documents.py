@@ -33,9 +33,9 @@ from poc.probes.services.probes import (
     NodeInput,
     ProbeInputError,
     ProbeRecorded,
-    _store,
-    _worst,
+    store,
     store_nodes,
+    worst,
 )
 from workbench.people import stored_user
 from workbench.storage import StoredFile, files_removed_on_failure
@@ -91,7 +91,7 @@ def _store_documents(
     rows, cited = [], []
     for offset, document in enumerate(raw):
         name, text = str(document.get("name") or "document")[:500], str(document.get("text") or "")
-        stored = _store(run.project, text, created)
+        stored = store(run.project, text, created)
         rows.append(
             ProbeOutput(
                 run=run,
@@ -146,7 +146,7 @@ def cluster_documents_record(
             cluster=cluster,
             source=ProbeSource.DOCUMENTS,
             status=ProbeStatus.DONE,
-            verdict=_worst([h["verdict"] for _n, h in judged]) if judged else "",
+            verdict=worst([h["verdict"] for _n, h in judged]) if judged else "",
             node_count=len(judged),
             gpu_count=sum(len(node["gpus"]) for node in nodes),
             parser_version=parsers.PARSER_VERSION,

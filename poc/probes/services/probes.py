@@ -221,7 +221,7 @@ def probe_binding_reset(*, action: AcceptanceAction, actor: User | None) -> None
 # --- recording ---------------------------------------------------------------------------
 
 
-def _store(project: Project, text: str, created: list[str]) -> tuple[str, str, int]:
+def store(project: Project, text: str, created: list[str]) -> tuple[str, str, int]:
     data = text.encode("utf-8", "surrogateescape")
     digest = hashlib.sha256(data).hexdigest()
     name = f"evidence/{project.pk}/{digest[:2]}/{digest}"
@@ -234,7 +234,7 @@ def _store(project: Project, text: str, created: list[str]) -> tuple[str, str, i
     return name, digest, len(data)
 
 
-def _worst(verdicts: list[str]) -> str:
+def worst(verdicts: list[str]) -> str:
     return (
         max(verdicts, key=lambda v: VERDICT_ORDER.index(Verdict(v))) if verdicts else Verdict.FAILED
     )
@@ -263,7 +263,7 @@ def probe_record(
             candidate=candidate,
             source=source,
             status=ProbeStatus.DONE,
-            verdict=_worst([h["verdict"] for _n, h in judged]),
+            verdict=worst([h["verdict"] for _n, h in judged]),
             node_count=len(nodes),
             gpu_count=sum(len(n.facts["gpus"]) for n in nodes),
             parser_version=parsers.PARSER_VERSION,
@@ -320,7 +320,7 @@ def store_nodes(
     base = ProbeOutput.objects.filter(run=run).count() if start else 0
     for node_row, (node, _health) in zip(node_rows, judged, strict=True):
         for output in node.outputs:
-            stored = _store(run.project, output.text, created) if output.text else None
+            stored = store(run.project, output.text, created) if output.text else None
             outputs.append(
                 ProbeOutput(
                     run=run,

@@ -20,7 +20,7 @@ from poc.probes.forms import ClusterDocumentsForm
 from poc.probes.models import Cluster, ClusterKind
 from poc.probes.services import documents as document_services
 from poc.probes.services.probes import ProbeInputError, ProbeRecorded
-from poc.probes.views.probes import _candidate_choices
+from poc.probes.views.probes import candidate_choices
 from workbench.typing import AuthedHttpRequest
 
 _DOCUMENT_KINDS = (ClusterKind.KUBERNETES, ClusterKind.SLURM_REST, ClusterKind.SLURM_SSH)
@@ -31,7 +31,7 @@ type Choices = tuple[list[tuple[str, str]], list[tuple[str, str]]]
 
 def _choices(candidates: list[Candidate], clusters: list[Cluster]) -> Choices:
     """The form's choices: the candidates, and the clusters documents may describe."""
-    return _candidate_choices(candidates), [
+    return candidate_choices(candidates), [
         (str(c.pk), f"{c.name} · {c.candidate.slug} · {c.get_kind_display()}")
         for c in clusters
         if c.kind in _DOCUMENT_KINDS

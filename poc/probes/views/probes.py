@@ -31,7 +31,7 @@ from workbench.forms import form_add_service_error
 from workbench.typing import AuthedHttpRequest
 
 
-def _candidate_choices(candidates: list[Candidate]) -> list[tuple[str, str]]:
+def candidate_choices(candidates: list[Candidate]) -> list[tuple[str, str]]:
     return [(c.slug, f"{c.solution.name} ({c.slug})") for c in candidates]
 
 
@@ -46,7 +46,7 @@ def _probes_page(
     candidates = candidates_in_play(project, include_all=True)
     latest = selectors.latest_probe_runs(project, candidates)
     if form is None and access.can_write:
-        form = ProbeUploadForm(candidates=_candidate_choices(candidates))
+        form = ProbeUploadForm(candidates=candidate_choices(candidates))
     return render(
         request,
         "probes/probes.html",
@@ -75,7 +75,7 @@ def probe_upload(request: AuthedHttpRequest, slug: str) -> HttpResponse:
     """Store uploaded or pasted probe output for one candidate; bad input keeps the form."""
     access = evaluation_selectors.project_access(request.user, slug, write=True)
     candidates = candidates_in_play(access.project, include_all=True)
-    choices = _candidate_choices(candidates)
+    choices = candidate_choices(candidates)
     limit = settings.API_MAX_BODY_BYTES
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)

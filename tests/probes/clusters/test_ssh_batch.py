@@ -81,8 +81,8 @@ def test_one_session_gives_what_a_channel_per_command_gives(
     assert channels == []  # hostname and every node command came from the one session
     assert batched.remote_host
 
-    async def no_batch(conn: Any, steps: Any, timeout: float) -> ssh._Batch:
-        return ssh._Batch(entries=[None] * len(steps), note="off for the comparison")
+    async def no_batch(conn: Any, steps: Any, timeout: float) -> ssh.Batch:
+        return ssh.Batch(entries=[None] * len(steps), note="off for the comparison")
 
     monkeypatch.setattr(ssh, "_run_batch", no_batch)
     single = probe(ssh_nodes["gpu1"])
@@ -204,8 +204,8 @@ def test_a_command_past_its_limit_on_a_channel_of_its_own_is_stopped_on_the_node
 ) -> None:
     # Where the batch is not used, a command past its limit is signalled through the channel
     # (OpenSSH sends it to the command's process group), not left running on the node.
-    async def no_batch(conn: Any, steps: Any, timeout: float) -> ssh._Batch:
-        return ssh._Batch(entries=[None] * len(steps), note="off for this test")
+    async def no_batch(conn: Any, steps: Any, timeout: float) -> ssh.Batch:
+        return ssh.Batch(entries=[None] * len(steps), note="off for this test")
 
     monkeypatch.setattr(ssh, "_run_batch", no_batch)
     pids = ssh_nodes["gpu1"].directory / "pids"
@@ -231,7 +231,7 @@ def test_a_command_that_outlives_its_kill_cuts_the_batch_and_the_rest_run_on_the
     # node's KILL would come: as with a command stuck in the kernel, which no signal ends.
     deadline = ssh._deadline
 
-    def impatient(out: ssh._Splitter, timeout: float) -> float:
+    def impatient(out: ssh.Splitter, timeout: float) -> float:
         if out.current is None:
             return deadline(out, timeout)
         return out.last + timeout + 0.5
@@ -392,13 +392,13 @@ def run_script(shell: str, script: str, *, timeout: float = 30) -> tuple[bytes, 
 def test_the_script_is_plain_posix_sh(shell: str) -> None:
     assert shutil.which(shell.split()[0]), f"{shell} is missing: .ci/run and the README install it"
     steps = [
-        ssh._Step("a", "echo out-a; echo err-a >&2; exit 3", plain=False),
-        ssh._Step("b", "printf 'no newline'", plain=False),
-        ssh._Step("plain", "uname -s"),
-        ssh._Step("g1", "false", group="g"),
-        ssh._Step("g2", "true", group="g"),
-        ssh._Step("g3", "echo never", group="g"),
-        ssh._Step("bg", "sleep 60 & echo left-running", plain=False),
+        ssh.Step("a", "echo out-a; echo err-a >&2; exit 3", plain=False),
+        ssh.Step("b", "printf 'no newline'", plain=False),
+        ssh.Step("plain", "uname -s"),
+        ssh.Step("g1", "false", group="g"),
+        ssh.Step("g2", "true", group="g"),
+        ssh.Step("g3", "echo never", group="g"),
+        ssh.Step("bg", "sleep 60 & echo left-running", plain=False),
     ]
     nonce = "0123456789abcdef0123456789abcdef"
     started = time.monotonic()
@@ -406,7 +406,7 @@ def test_the_script_is_plain_posix_sh(shell: str) -> None:
     # The command left running in the background is stopped with the session: its end came
     # at once, not after the minute.
     assert time.monotonic() - started < 20
-    out, err = ssh._Splitter(nonce, 1000), ssh._Splitter(nonce, 1000)
+    out, err = ssh.Splitter(nonce, 1000), ssh.Splitter(nonce, 1000)
     out.feed(stdout, 0.0)
     err.feed(stderr, 0.0)
     out.finish()
@@ -435,8 +435,8 @@ def test_the_script_ends_when_its_client_is_gone(
     monkeypatch.setattr(ssh, "KILL_GRACE", 1)
     mark = tmp_path / "ran"
     steps = [
-        ssh._Step("long", "trap '' TERM; sleep 60; echo", plain=False),
-        ssh._Step("after", f"echo after > {mark}", plain=False),
+        ssh.Step("long", "trap '' TERM; sleep 60; echo", plain=False),
+        ssh.Step("after", f"echo after > {mark}", plain=False),
     ]
     nonce = "0123456789abcdef0123456789abcdef"
     started = time.monotonic()
@@ -458,7 +458,7 @@ def test_a_script_whose_shell_leads_no_process_group_runs_nothing(shell: str) ->
     # Its reader could not stop what it started without signalling processes not its own.
     nonce = "0123456789abcdef0123456789abcdef"
     done = subprocess.run(
-        [*shell.split(), "-c", ssh._batch_script(nonce, [ssh._Step("a", "echo ran")])],
+        [*shell.split(), "-c", ssh._batch_script(nonce, [ssh.Step("a", "echo ran")])],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         env={"PATH": "/usr/bin:/bin", "SHELL": "/bin/sh"},

@@ -17,9 +17,9 @@ from poc.probes.connectors.kubernetes.target import (
     ConnectorError,
     KubeTarget,
     Resolve,
-    _target_endpoint,
+    target_endpoint,
 )
-from poc.probes.connectors.kubernetes.values import _dig, _one_line
+from poc.probes.connectors.kubernetes.values import dig, one_line
 
 RAW_TEXT_LIMIT = 4 * 1024 * 1024  # evidence kept per response
 MAX_BODY = 64 * 1024 * 1024  # a larger answer is not read at all
@@ -27,7 +27,7 @@ PAGE_LIMIT = 500  # items per list request (the API server pages with `continue`
 
 
 @dataclass
-class _Reply:
+class Reply:
     status: int  # 0: no answer (the reason is in error)
     text: str
     data: Any = None  # the parsed JSON, if any
@@ -39,7 +39,7 @@ class _Reply:
 
 
 @dataclass
-class _Listing:
+class Listing:
     state: str  # "ok", "missing" (not installed) or "failed" (could not check)
     items: list[dict[str, Any]] = field(default_factory=list)
     reason: str = ""
@@ -54,11 +54,11 @@ def _is_ip(host: str) -> bool:
     return True
 
 
-class _Api:
+class Api:
     """One connection to the API server through the official client, recording what it read."""
 
     def __init__(self, target: KubeTarget, resolve: Resolve) -> None:
-        endpoint = _target_endpoint(target)
+        endpoint = target_endpoint(target)
         self.secrets = [s for s in (endpoint.token, endpoint.key_pem) if len(s) >= 4]
         try:
             address = resolve(endpoint.host, endpoint.port)
@@ -66,7 +66,7 @@ class _Api:
             raise
         except Exception as exc:
             raise ConnectorError(
-                f"could not resolve {endpoint.host}: {_one_line(str(exc))}"
+                f"could not resolve {endpoint.host}: {one_line(str(exc))}"
             ) from None
         address = str(address).strip("[]")
         if not _is_ip(address):
@@ -135,7 +135,7 @@ class _Api:
         json_expected: bool = True,
         fatal: bool = True,
         evidence: str = "",
-    ) -> _Reply:
+    ) -> Reply:
         """One request; transport failures raise ConnectorError when `fatal`, 401 always does."""
         headers = {"Accept": accept}
         if body is not None:
@@ -172,7 +172,7 @@ class _Api:
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             return self._failed(name, self._transport_reason(exc), fatal)
         if len(data) > MAX_BODY:
-            reply = _Reply(status, "", error=f"the answer is larger than {MAX_BODY >> 20} MiB")
+            reply = Reply(status, "", error=f"the answer is larger than {MAX_BODY >> 20} MiB")
             self._keep(name, status, "", note=f"not read: larger than {MAX_BODY} bytes")
             return reply
         text = self.scrub(data.decode("utf-8", errors="replace"))
@@ -183,7 +183,7 @@ class _Api:
                 f"{_status_suffix(text)}"
             )
         if 300 <= status < 400:
-            return _Reply(status, text, error=f"{status} redirect to {location!r} (not followed)")
+            return Reply(status, text, error=f"{status} redirect to {location!r} (not followed)")
         parsed: Any = None
         if json_expected or "json" in content_type:
             try:
@@ -191,22 +191,22 @@ class _Api:
             except ValueError:
                 parsed = None
         if status >= 400 or status < 200:
-            return _Reply(status, text, parsed, error=_http_reason(status, parsed, text))
+            return Reply(status, text, parsed, error=_http_reason(status, parsed, text))
         if json_expected and not isinstance(parsed, dict):
             kind = content_type.split(";")[0] or "no content type"
-            return _Reply(
+            return Reply(
                 status, text, error=f"the answer is not JSON ({kind}): {_excerpt(text) or 'empty'}"
             )
-        return _Reply(status, text, parsed)
+        return Reply(status, text, parsed)
 
     def _transport_reason(self, exc: object) -> str:
-        return self.scrub(f"no answer from {self.where}: {_one_line(str(exc))}")
+        return self.scrub(f"no answer from {self.where}: {one_line(str(exc))}")
 
-    def _failed(self, name: str, reason: str, fatal: bool) -> _Reply:
+    def _failed(self, name: str, reason: str, fatal: bool) -> Reply:
         if fatal:
             raise ConnectorError(reason)
         self._keep(name, 0, "", note=reason)
-        return _Reply(0, "", error=reason)
+        return Reply(0, "", error=reason)
 
     def _keep(self, name: str, status: int, text: str, note: str = "") -> None:
         entry: dict[str, Any] = {"name": name, "status": status, "text": text}
@@ -217,7 +217,7 @@ class _Api:
             entry["note"] = note
         self.raw.append(entry)
 
-    def list(self, path: str, query: dict[str, str] | None = None) -> _Listing:
+    def list(self, path: str, query: dict[str, str] | None = None) -> Listing:
         """Every item of a list, following `continue`; 404 is "missing", anything else "failed"."""
         items: list[dict[str, Any]] = []
         token = ""
@@ -233,18 +233,18 @@ class _Api:
                 "GET", path, query=params, evidence=base + (f" (page {pages})" if token else "")
             )
             if reply.status == 404:
-                return _Listing("missing", reason=reply.error)
+                return Listing("missing", reason=reply.error)
             if not reply.ok:
-                return _Listing("failed", reason=reply.error)
+                return Listing("failed", reason=reply.error)
             page = reply.data.get("items")
             if page is None:
                 page = []
             if not isinstance(page, list):
-                return _Listing("failed", reason="the answer has no list of items")
+                return Listing("failed", reason="the answer has no list of items")
             items.extend(item for item in page if isinstance(item, dict))
-            token = str(_dig(reply.data, "metadata", "continue") or "")
+            token = str(dig(reply.data, "metadata", "continue") or "")
             if not token or pages >= 1000:
-                return _Listing("ok", items)
+                return Listing("ok", items)
 
 
 def _query_text(query: dict[str, str] | None) -> str:
@@ -252,7 +252,7 @@ def _query_text(query: dict[str, str] | None) -> str:
 
 
 def _excerpt(text: str) -> str:
-    return _one_line(text, 80)
+    return one_line(text, 80)
 
 
 def _status_suffix(text: str) -> str:
@@ -261,7 +261,7 @@ def _status_suffix(text: str) -> str:
     except ValueError:
         return ""
     message = data.get("message") if isinstance(data, dict) else None
-    return f" ({_one_line(str(message))})" if message and message != "Unauthorized" else ""
+    return f" ({one_line(str(message))})" if message and message != "Unauthorized" else ""
 
 
 _REASONS = {
@@ -282,5 +282,5 @@ _REASONS = {
 def _http_reason(status: int, data: Any, text: str) -> str:
     head = f"{status} {_REASONS.get(status, 'error')}"
     if isinstance(data, dict) and data.get("kind") == "Status" and data.get("message"):
-        return f"{head}: {_one_line(str(data['message']))}"
+        return f"{head}: {one_line(str(data['message']))}"
     return f"{head}: {_excerpt(text)}" if text.strip() else head

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from poc.probes.connectors.kubernetes.api import _Api
-from poc.probes.connectors.kubernetes.discovery import _cannot
-from poc.probes.connectors.kubernetes.values import DEFAULT_OPERATOR_NAMESPACE, _dig, _int
+from poc.probes.connectors.kubernetes.api import Api
+from poc.probes.connectors.kubernetes.discovery import cannot
+from poc.probes.connectors.kubernetes.values import DEFAULT_OPERATOR_NAMESPACE, as_int, dig
 from poc.probes.facts import NodeFacts, XidEvent
 
 DCGM_SOURCE = "kubernetes: dcgm-exporter metrics (service proxy)"
@@ -120,7 +120,7 @@ def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
         if entry is None:
             entry = gpus[key] = {
                 "hostname": labels.get("Hostname"),
-                "gpu": _int(labels.get("gpu")),
+                "gpu": as_int(labels.get("gpu")),
                 "uuid": uuid,
                 "model": labels.get("modelName"),
                 "device": labels.get("device"),
@@ -135,14 +135,14 @@ def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
             entry["no_value"].append(name)
         elif name in _DCGM_XID_COUNTS:
             # One sample per Xid code (label xid): kept apart, as the codes share the name.
-            code = _int(labels.get("xid"))
+            code = as_int(labels.get("xid"))
             if code is not None:
                 entry["xid_counts"].append(
                     {
                         "metric": name,
                         "code": code,
                         "count": int(value),
-                        "window_ms": _int(labels.get("window_size_in_ms")),
+                        "window_ms": as_int(labels.get("window_size_in_ms")),
                     }
                 )
         else:
@@ -150,7 +150,7 @@ def _dcgm_gpus(text: str) -> tuple[list[dict[str, Any]], int]:
     return list(gpus.values()), skipped
 
 
-def _read_dcgm(api: _Api, result: dict[str, Any]) -> None:
+def read_dcgm(api: Api, result: dict[str, Any]) -> None:
     dcgm: dict[str, Any] = {"present": None, "service": None, "gpus": []}
     result["dcgm"] = dcgm
     namespace = (result["gpu_operator"] or {}).get("namespace") or DEFAULT_OPERATOR_NAMESPACE
@@ -162,7 +162,7 @@ def _read_dcgm(api: _Api, result: dict[str, Any]) -> None:
         found = _dcgm_service(listing.items)
     if found is None:
         if listing.state == "failed":
-            _cannot(result, "DCGM exporter Service", listing.reason)
+            cannot(result, "DCGM exporter Service", listing.reason)
         else:
             dcgm["present"] = False
             dcgm["detail"] = f"no Service named *dcgm-exporter* or on port {DCGM_PORT}"
@@ -175,11 +175,11 @@ def _read_dcgm(api: _Api, result: dict[str, Any]) -> None:
     dcgm.update(present=True, service=f"{svc_ns}/{svc_name}:{port}", path=path)
     reply = api.request("GET", path, accept="text/plain, */*", json_expected=False, fatal=False)
     if not reply.ok:
-        _cannot(result, f"DCGM exporter metrics (GET {path})", reply.error)
+        cannot(result, f"DCGM exporter metrics (GET {path})", reply.error)
         return
     gpus, skipped = _dcgm_gpus(reply.text)
     if not gpus:
-        _cannot(result, f"DCGM exporter metrics (GET {path})", "no DCGM_* sample in the answer")
+        cannot(result, f"DCGM exporter metrics (GET {path})", "no DCGM_* sample in the answer")
         return
     dcgm["gpus"] = gpus
     dcgm["skipped_lines"] = skipped
@@ -189,14 +189,14 @@ def _read_dcgm(api: _Api, result: dict[str, Any]) -> None:
 
 def _dcgm_service(items: Iterable[dict[str, Any]]) -> tuple[str, str, str] | None:
     for item in items:
-        name = str(_dig(item, "metadata", "name") or "")
-        ports = [p for p in _dig(item, "spec", "ports") or [] if isinstance(p, dict)]
-        on_port = next((p for p in ports if _int(p.get("port")) == DCGM_PORT), None)
+        name = str(dig(item, "metadata", "name") or "")
+        ports = [p for p in dig(item, "spec", "ports") or [] if isinstance(p, dict)]
+        on_port = next((p for p in ports if as_int(p.get("port")) == DCGM_PORT), None)
         if on_port is None and "dcgm-exporter" in name and ports:
             on_port = ports[0]
         if on_port is not None and name:
             port = str(on_port.get("name") or on_port.get("port"))
-            return str(_dig(item, "metadata", "namespace") or "default"), name, port
+            return str(dig(item, "metadata", "namespace") or "default"), name, port
     return None
 
 

@@ -3,27 +3,25 @@ checked."""
 
 from typing import Any
 
-from poc.probes.connectors.kubernetes.api import _Api, _Listing
-from poc.probes.connectors.kubernetes.values import _dig
+from poc.probes.connectors.kubernetes.api import Api, Listing
+from poc.probes.connectors.kubernetes.values import dig
 
 
-class _Groups:
+class Groups:
     """The API groups the server lists, preferred version first; None: discovery failed."""
 
     def __init__(self, versions: dict[str, list[str]] | None, reason: str = "") -> None:
         self.versions = versions
         self.reason = reason
 
-    def list(
-        self, api: _Api, group: str, plural: str, what: str, result: dict[str, Any]
-    ) -> _Listing:
+    def list(self, api: Api, group: str, plural: str, what: str, result: dict[str, Any]) -> Listing:
         """The objects of a custom resource (all namespaces), trying each served version."""
         if self.versions is None:
-            listing = _Listing("failed", reason=f"API discovery failed ({self.reason})")
+            listing = Listing("failed", reason=f"API discovery failed ({self.reason})")
         elif group not in self.versions:
-            return _Listing("missing", reason=f"API group {group} is not served")
+            return Listing("missing", reason=f"API group {group} is not served")
         else:
-            listing = _Listing("missing", reason=f"{plural}.{group} is not served")
+            listing = Listing("missing", reason=f"{plural}.{group} is not served")
             for version in self.versions[group]:
                 found = api.list(f"/apis/{group}/{version}/{plural}")
                 if found.state != "missing":
@@ -31,17 +29,17 @@ class _Groups:
                     listing = found
                     break
         if listing.state == "failed":
-            _cannot(result, what, listing.reason)
+            cannot(result, what, listing.reason)
         return listing
 
 
-def _discover(api: _Api, result: dict[str, Any]) -> _Groups:
+def discover(api: Api, result: dict[str, Any]) -> Groups:
     reply = api.request("GET", "/apis")
     groups = reply.data.get("groups") if reply.ok else None
     if not isinstance(groups, list):
         reason = reply.error or "the answer has no list of groups"
-        _cannot(result, "API groups (GET /apis)", reason)
-        return _Groups(None, reason)
+        cannot(result, "API groups (GET /apis)", reason)
+        return Groups(None, reason)
     versions: dict[str, list[str]] = {}
     for group in groups:
         if not isinstance(group, dict) or not group.get("name"):
@@ -51,20 +49,20 @@ def _discover(api: _Api, result: dict[str, Any]) -> _Groups:
             for v in group.get("versions") or []
             if isinstance(v, dict) and v.get("version")
         ]
-        preferred = _dig(group, "preferredVersion", "version")
+        preferred = dig(group, "preferredVersion", "version")
         if preferred:
             served = [str(preferred)] + [v for v in served if v != preferred]
         versions[str(group["name"])] = served
     result["api_groups"] = {name: vs for name, vs in sorted(versions.items())}
-    return _Groups(versions)
+    return Groups(versions)
 
 
-def _cannot(result: dict[str, Any], what: str, reason: str) -> None:
+def cannot(result: dict[str, Any], what: str, reason: str) -> None:
     result["could_not_check"].append({"what": what, "reason": reason})
 
 
-def _product(
-    result: dict[str, Any], key: str, name: str, listing: _Listing, state: str, detail: str
+def product(
+    result: dict[str, Any], key: str, name: str, listing: Listing, state: str, detail: str
 ) -> None:
     """One product entry: present True/False, or None (unknown) when it could not be read."""
     present: bool | None
@@ -79,9 +77,9 @@ def _product(
     )
 
 
-def _conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
+def conditions_of(obj: dict[str, Any]) -> list[dict[str, Any]]:
     found = []
-    for condition in _dig(obj, "status", "conditions") or []:
+    for condition in dig(obj, "status", "conditions") or []:
         if isinstance(condition, dict):
             found.append({k: condition.get(k) for k in ("type", "status", "reason", "message")})
     return found

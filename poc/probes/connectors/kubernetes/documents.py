@@ -3,7 +3,7 @@ and KAI queues, PodGroups, ...), read by the very functions that read them from 
 server.
 
 `_DocumentApi` is an API session that answers lists from the objects given instead of the
-network, so `_read_nodes`, `_read_volcano` and the other readers of the live probe run
+network, so `read_nodes`, `read_volcano` and the other readers of the live probe run
 unchanged: the facts document is the one `probe_kubernetes` returns. What documents cannot
 tell (the server's version, DCGM metrics) and every resource none of them holds is "could not
 check: not among the uploaded documents", never "not installed": that a file lacks an object
@@ -17,26 +17,26 @@ the live one is: clean when the scheduler's refusal names the shortage of GPUs. 
 from dataclasses import dataclass, field
 from typing import Any
 
-from poc.probes.connectors.kubernetes.api import _Api, _Listing, _Reply
-from poc.probes.connectors.kubernetes.dcgm import _read_dcgm
-from poc.probes.connectors.kubernetes.discovery import _cannot, _Groups
+from poc.probes.connectors.kubernetes.api import Api, Listing, Reply
+from poc.probes.connectors.kubernetes.dcgm import read_dcgm
+from poc.probes.connectors.kubernetes.discovery import Groups, cannot
 from poc.probes.connectors.kubernetes.failure import (
     REFUSAL_REASONS,
-    _gpu_shortage,
-    _scheduled_on,
-    _unschedulable_message,
+    gpu_shortage,
+    scheduled_on,
+    unschedulable_message,
 )
-from poc.probes.connectors.kubernetes.gpu_operator import _read_gpu_operator
-from poc.probes.connectors.kubernetes.nodes import _read_nodes
-from poc.probes.connectors.kubernetes.platforms import _read_openshift_ai
+from poc.probes.connectors.kubernetes.gpu_operator import read_gpu_operator
+from poc.probes.connectors.kubernetes.nodes import read_nodes
+from poc.probes.connectors.kubernetes.platforms import read_openshift_ai
 from poc.probes.connectors.kubernetes.probe import new_facts
-from poc.probes.connectors.kubernetes.quotas import _read_quotas
+from poc.probes.connectors.kubernetes.quotas import read_quotas
 from poc.probes.connectors.kubernetes.schedulers import (
     VOLCANO_BEFORE_1,
-    _read_kai_runai,
-    _read_volcano,
+    read_kai_runai,
+    read_volcano,
 )
-from poc.probes.connectors.kubernetes.values import GPU, _dig, _int
+from poc.probes.connectors.kubernetes.values import GPU, as_int, dig
 
 NOT_GIVEN = "not among the uploaded documents"
 MAX_NOTES = 20  # pods named as no evidence of a refusal; the rest are counted
@@ -89,7 +89,7 @@ class PodEvidence:
     events: list[tuple[str, str]] = field(default_factory=list)
 
 
-class _DocumentApi(_Api):
+class _DocumentApi(Api):
     """An API session that lists the objects given instead of asking a server."""
 
     def __init__(self, objects: list[KubeObject]) -> None:  # no network: no session to open
@@ -110,10 +110,10 @@ class _DocumentApi(_Api):
     def close(self) -> None:
         pass
 
-    def request(self, method: str, path: str, **kwargs: Any) -> _Reply:
-        return _Reply(404, "", error=NOT_GIVEN)
+    def request(self, method: str, path: str, **kwargs: Any) -> Reply:
+        return Reply(404, "", error=NOT_GIVEN)
 
-    def list(self, path: str, query: dict[str, str] | None = None) -> _Listing:
+    def list(self, path: str, query: dict[str, str] | None = None) -> Listing:
         """The objects of `/api/v1/[namespaces/<ns>/]<plural>` or
         `/apis/<group>/<version>/[namespaces/<ns>/]<plural>`, of any version given."""
         parts = [p for p in path.split("/") if p]
@@ -123,13 +123,13 @@ class _DocumentApi(_Api):
         plural = rest[-1] if rest else ""
         items = self.resources.get((group, plural))
         if items is None:
-            return _Listing("failed", reason=NOT_GIVEN)
+            return Listing("failed", reason=NOT_GIVEN)
         if namespace is not None:
-            items = [i for i in items if _dig(i, "metadata", "namespace") == namespace]
-        return _Listing("ok", list(items))
+            items = [i for i in items if dig(i, "metadata", "namespace") == namespace]
+        return Listing("ok", list(items))
 
 
-class _DocumentGroups(_Groups):
+class _DocumentGroups(Groups):
     """The API groups of the objects given. A resource none of them holds could not be
     checked; Volcano's group is "missing" only where objects of Volcano before 1.0 (its
     incubator group) were given, so that the live reader turns to those."""
@@ -138,18 +138,16 @@ class _DocumentGroups(_Groups):
         super().__init__(dict(api.versions))
         self.given = set(api.resources)
 
-    def list(
-        self, api: _Api, group: str, plural: str, what: str, result: dict[str, Any]
-    ) -> _Listing:
+    def list(self, api: Api, group: str, plural: str, what: str, result: dict[str, Any]) -> Listing:
         if (group, plural) in self.given:
             version = (self.versions or {})[group][0]
             listing = api.list(f"/apis/{group}/{version}/{plural}")
             listing.version = version
             return listing
         if group == VOLCANO and (VOLCANO_BEFORE_1, plural) in self.given:
-            return _Listing("missing", reason=f"API group {VOLCANO} is not served")
-        _cannot(result, what, NOT_GIVEN)
-        return _Listing("failed", reason=NOT_GIVEN)
+            return Listing("missing", reason=f"API group {VOLCANO} is not served")
+        cannot(result, what, NOT_GIVEN)
+        return Listing("failed", reason=NOT_GIVEN)
 
 
 def facts_from_objects(
@@ -168,16 +166,16 @@ def facts_from_objects(
         raw=[],
         api_groups={name: versions for name, versions in sorted(api.versions.items())},
     )
-    _cannot(result, "server version (GET /version)", NOT_GIVEN)
-    _read_nodes(api, result)
-    _read_gpu_operator(api, groups, result)
-    _read_dcgm(api, result)
-    _read_volcano(api, groups, result)
-    _read_kai_runai(api, groups, result)
-    _read_openshift_ai(api, groups, result)
-    _read_quotas(api, result)
+    cannot(result, "server version (GET /version)", NOT_GIVEN)
+    read_nodes(api, result)
+    read_gpu_operator(api, groups, result)
+    read_dcgm(api, result)
+    read_volcano(api, groups, result)
+    read_kai_runai(api, groups, result)
+    read_openshift_ai(api, groups, result)
+    read_quotas(api, result)
     documents = {
-        str(_dig(o.data, "metadata", "name")): o.document for o in objects if o.key == ("", "Node")
+        str(dig(o.data, "metadata", "name")): o.document for o in objects if o.key == ("", "Node")
     }
     for node in result["gpu_nodes"]:
         node["sources"] = [f"kubernetes: Node object ({documents.get(node['host'], 'uploaded')})"]
@@ -189,15 +187,15 @@ def facts_from_objects(
 
 def _gpus_asked(pod: dict[str, Any]) -> int | None:
     """The GPUs a pod's containers ask for; None where the document shows no resources."""
-    containers = _dig(pod, "spec", "containers")
+    containers = dig(pod, "spec", "containers")
     if not isinstance(containers, list):
         return None
     total = 0
     for container in containers:
-        resources = _dig(container, "resources") or {}
-        asked = _dig(resources, "requests", GPU) or _dig(resources, "limits", GPU)
+        resources = dig(container, "resources") or {}
+        asked = dig(resources, "requests", GPU) or dig(resources, "limits", GPU)
         if asked is not None:
-            total += _int(str(asked)) or 0
+            total += as_int(str(asked)) or 0
     return total
 
 
@@ -210,7 +208,7 @@ def pod_scenarios(evidence: list[PodEvidence]) -> tuple[list[dict[str, Any]], li
         pod = item.pod
         name = "/".join(
             str(part)
-            for part in (_dig(pod, "metadata", "namespace"), _dig(pod, "metadata", "name"))
+            for part in (dig(pod, "metadata", "namespace"), dig(pod, "metadata", "name"))
             if part
         )
         label = f"pod {name}" if name else "the pod"
@@ -219,20 +217,20 @@ def pod_scenarios(evidence: list[PodEvidence]) -> tuple[list[dict[str, Any]], li
             notes.append(f"{item.document}: {label} asks for no {GPU}: not read as a refusal")
             continue
         refusals = [message for reason, message in item.events if reason in REFUSAL_REASONS]
-        condition = _unschedulable_message(pod)
+        condition = unschedulable_message(pod)
         refusals += [condition] if condition else []
-        node = _scheduled_on(pod)
+        node = scheduled_on(pod)
         if node and not refusals:
             notes.append(f"{item.document}: {label} was scheduled on {node}: not a refusal")
             continue
         if refusals:
-            reason = next((m for m in refusals if _gpu_shortage(m)), refusals[0])
+            reason = next((m for m in refusals if gpu_shortage(m)), refusals[0])
         else:
             reason = "no FailedScheduling or Unschedulable event is shown with the pod"
         scenarios.append(
             {
                 "name": "more_gpus_than_any_node",
-                "clean": bool(refusals) and _gpu_shortage(reason),
+                "clean": bool(refusals) and gpu_shortage(reason),
                 "state": "pending",
                 "reason": reason,
                 "seconds": None,

@@ -7,10 +7,10 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from poc.probes.connectors.kubernetes.api import _Api
-from poc.probes.connectors.kubernetes.quotas import _quota_selects_probe_pod
+from poc.probes.connectors.kubernetes.api import Api
+from poc.probes.connectors.kubernetes.quotas import quota_selects_probe_pod
 from poc.probes.connectors.kubernetes.target import ConnectorError, KubeTarget, Resolve
-from poc.probes.connectors.kubernetes.values import GPU, _dig, _int
+from poc.probes.connectors.kubernetes.values import GPU, as_int, dig
 
 POLL_SECONDS = 1.0  # how often over_quota looks at its pod
 QUOTA_GPU = "requests.nvidia.com/gpu"
@@ -118,18 +118,18 @@ def planned_objects(
     return objects
 
 
-def _max_allocatable(api: _Api) -> int:
+def _max_allocatable(api: Api) -> int:
     listing = api.list("/api/v1/nodes")
     if listing.state != "ok":
         raise ConnectorError(
             f"could not read the nodes to size the request (give the GPU count): {listing.reason}"
         )
-    counts = [_int(_dig(n, "status", "allocatable", GPU)) or 0 for n in listing.items]
+    counts = [as_int(dig(n, "status", "allocatable", GPU)) or 0 for n in listing.items]
     return max(counts, default=0)
 
 
 def _gpu_quota(
-    api: _Api, namespace: str, skipped: list[str] | None = None
+    api: Api, namespace: str, skipped: list[str] | None = None
 ) -> tuple[str, int, int] | None:
     """The namespace's tightest quota on requests.nvidia.com/gpu that applies to the probe's
     Pod: (name, hard, used). Quotas whose scopes do not select it are named in `skipped`."""
@@ -138,17 +138,17 @@ def _gpu_quota(
         raise ConnectorError(f"could not read the namespace's ResourceQuotas: {listing.reason}")
     found = []
     for item in listing.items:
-        hard = _int(_dig(item, "spec", "hard", QUOTA_GPU))
-        if hard is not None and not _quota_selects_probe_pod(item):
+        hard = as_int(dig(item, "spec", "hard", QUOTA_GPU))
+        if hard is not None and not quota_selects_probe_pod(item):
             if skipped is not None:
-                skipped.append(str(_dig(item, "metadata", "name")))
+                skipped.append(str(dig(item, "metadata", "name")))
         elif hard is not None:
-            used = _int(_dig(item, "status", "used", QUOTA_GPU)) or 0
-            found.append((str(_dig(item, "metadata", "name")), hard, used))
+            used = as_int(dig(item, "status", "used", QUOTA_GPU)) or 0
+            found.append((str(dig(item, "metadata", "name")), hard, used))
     return min(found, key=lambda q: q[1] - q[2], default=None)
 
 
-def _delete(api: _Api, path: str, what: str, *, background: bool = False) -> tuple[bool, str]:
+def _delete(api: Api, path: str, what: str, *, background: bool = False) -> tuple[bool, str]:
     body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
     if background:
         body["propagationPolicy"] = "Background"  # the Job's pods go too (API default: orphan)
@@ -158,7 +158,7 @@ def _delete(api: _Api, path: str, what: str, *, background: bool = False) -> tup
     return False, f"could not delete {what}: {reply.error}"
 
 
-def _remove_labelled(api: _Api, namespace: str, selector: str) -> tuple[list[str], list[str]]:
+def _remove_labelled(api: Api, namespace: str, selector: str) -> tuple[list[str], list[str]]:
     """Delete the Jobs and Pods carrying the label; (deleted, problems)."""
     ns = quote(namespace, safe="")
     deleted: list[str] = []
@@ -172,7 +172,7 @@ def _remove_labelled(api: _Api, namespace: str, selector: str) -> tuple[list[str
             problems.append(f"could not list {kind}s to delete: {listing.reason}")
             continue
         for item in listing.items:
-            name = str(_dig(item, "metadata", "name") or "")
+            name = str(dig(item, "metadata", "name") or "")
             if not name:
                 continue
             what = f"{kind}/{namespace}/{name}"
@@ -195,12 +195,12 @@ REFUSAL_REASONS = ("FailedScheduling", "Unschedulable")
 _KAI_GPU_SHORTAGE = re.compile(r"didn't have enough resources?: GPUs\b", re.IGNORECASE)
 
 
-def _gpu_shortage(message: str) -> bool:
+def gpu_shortage(message: str) -> bool:
     """Whether a scheduler's refusal names the shortage of GPUs (kube-scheduler or KAI)."""
     return f"insufficient {GPU}" in message.lower() or bool(_KAI_GPU_SHORTAGE.search(message))
 
 
-def _event_messages(api: _Api, namespace: str, name: str, *reasons: str) -> list[str]:
+def _event_messages(api: Api, namespace: str, name: str, *reasons: str) -> list[str]:
     """The messages of the events on object `name` whose reason is one of `reasons`, in the
     order the API server lists them."""
     reply = api.request(
@@ -217,16 +217,16 @@ def _event_messages(api: _Api, namespace: str, name: str, *reasons: str) -> list
     ]
 
 
-def _event_message(api: _Api, namespace: str, name: str, *reasons: str) -> str | None:
+def _event_message(api: Api, namespace: str, name: str, *reasons: str) -> str | None:
     """The message of the first event on object `name` whose reason is one of `reasons`."""
     return next(iter(_event_messages(api, namespace, name, *reasons)), None)
 
 
-def _scheduled_on(pod: dict[str, Any]) -> str | None:
-    node = _dig(pod, "spec", "nodeName")
+def scheduled_on(pod: dict[str, Any]) -> str | None:
+    node = dig(pod, "spec", "nodeName")
     if node:
         return str(node)
-    for condition in _dig(pod, "status", "conditions") or []:
+    for condition in dig(pod, "status", "conditions") or []:
         if (
             isinstance(condition, dict)
             and condition.get("type") == "PodScheduled"
@@ -236,8 +236,8 @@ def _scheduled_on(pod: dict[str, Any]) -> str | None:
     return None
 
 
-def _unschedulable_message(pod: dict[str, Any]) -> str | None:
-    for condition in _dig(pod, "status", "conditions") or []:
+def unschedulable_message(pod: dict[str, Any]) -> str | None:
+    for condition in dig(pod, "status", "conditions") or []:
         if (
             isinstance(condition, dict)
             and condition.get("type") == "PodScheduled"
@@ -248,7 +248,7 @@ def _unschedulable_message(pod: dict[str, Any]) -> str | None:
 
 
 def _watch_job(
-    api: _Api, namespace: str, job: str, selector: str, gpus: int, timeout: float
+    api: Api, namespace: str, job: str, selector: str, gpus: int, timeout: float
 ) -> tuple[str, str, list[str]]:
     """Poll until the Job's pod is refused by the scheduler (or quota), scheduled, or time is up."""
     pods_path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods"
@@ -260,10 +260,10 @@ def _watch_job(
         if listing.state != "ok":
             return "error", f"could not list the Job's pods: {listing.reason}", seen
         for pod in listing.items:
-            name = str(_dig(pod, "metadata", "name") or "")
+            name = str(dig(pod, "metadata", "name") or "")
             if name and name not in seen:
                 seen.append(name)
-            node = _scheduled_on(pod)
+            node = scheduled_on(pod)
             if node:
                 return (
                     "scheduled",
@@ -276,12 +276,12 @@ def _watch_job(
             # the pod's PodScheduled condition as well: they tell the refusal where events
             # cannot be read (no access, or already expired).
             refusals = _event_messages(api, namespace, name, *REFUSAL_REASONS)
-            condition = _unschedulable_message(pod)
+            condition = unschedulable_message(pod)
             refusals += [condition] if condition else []
             if refusals:
-                message = next((m for m in refusals if _gpu_shortage(m)), refusals[0])
+                message = next((m for m in refusals if gpu_shortage(m)), refusals[0])
                 return "pending", message, seen
-            last = f"pod {name} is {_dig(pod, 'status', 'phase') or 'without a phase'}"
+            last = f"pod {name} is {dig(pod, 'status', 'phase') or 'without a phase'}"
         if not listing.items:
             refusal = _event_message(api, namespace, job, "FailedCreate")
             if refusal:
@@ -309,7 +309,7 @@ def _scenario(name: str) -> dict[str, Any]:
 
 
 def _finish(
-    api: _Api, scenario: dict[str, Any], namespace: str, selector: str, started: float
+    api: Api, scenario: dict[str, Any], namespace: str, selector: str, started: float
 ) -> None:
     """Delete everything carrying the label; a failure to do so makes the scenario unclean."""
     try:
@@ -343,7 +343,7 @@ def _finish(
 
 
 def _more_than_any_node(
-    api: _Api, namespace: str, label: str, gpus: int, timeout: float
+    api: Api, namespace: str, label: str, gpus: int, timeout: float
 ) -> dict[str, Any]:
     scenario = _scenario("more_gpus_than_any_node")
     started = time.monotonic()
@@ -360,7 +360,7 @@ def _more_than_any_node(
         state, reason, pods = _watch_job(api, namespace, name, label, gpus, timeout)
         scenario["created"] += [f"pod/{namespace}/{pod}" for pod in pods]
         scenario["state"], scenario["reason"] = state, reason
-        scenario["clean"] = state == "pending" and _gpu_shortage(reason)
+        scenario["clean"] = state == "pending" and gpu_shortage(reason)
     except ConnectorError as exc:
         scenario["state"], scenario["reason"] = "error", str(exc)
     finally:
@@ -369,7 +369,7 @@ def _more_than_any_node(
 
 
 def _over_resource_quota(
-    api: _Api, namespace: str, label: str, gpus: int, quota: tuple[str, int, int]
+    api: Api, namespace: str, label: str, gpus: int, quota: tuple[str, int, int]
 ) -> dict[str, Any]:
     scenario = _scenario("over_resource_quota")
     started = time.monotonic()
@@ -382,7 +382,7 @@ def _over_resource_quota(
             "POST", f"/api/v1/namespaces/{quote(namespace, safe='')}/pods", body=pod, fatal=False
         )
         if reply.status == 403:
-            message = str(_dig(reply.data, "message") or reply.error)
+            message = str(dig(reply.data, "message") or reply.error)
             scenario["state"], scenario["reason"] = "refused", message
             scenario["clean"] = "exceeded quota" in message and quota_name in message
         elif reply.ok:
@@ -420,7 +420,7 @@ def over_quota(
     also on failure or timeout."""
     _check_namespace(namespace)
     _split_label(label)
-    api = _Api(target, resolve)
+    api = Api(target, resolve)
     result: dict[str, Any] = {
         "namespace": namespace,
         "label": label,
@@ -465,7 +465,7 @@ def sweep(
         if "!" in term:
             raise ConnectorError(f"{label_selector!r}: give key=value label terms only")
         _split_label(term)
-    api = _Api(target, resolve)
+    api = Api(target, resolve)
     try:
         deleted, problems = _remove_labelled(api, namespace, ",".join(terms))
     finally:

@@ -4,9 +4,9 @@ DaemonSets."""
 from typing import Any
 from urllib.parse import quote
 
-from poc.probes.connectors.kubernetes.api import _Api, _Listing
-from poc.probes.connectors.kubernetes.discovery import _cannot, _conditions, _Groups, _product
-from poc.probes.connectors.kubernetes.values import DEFAULT_OPERATOR_NAMESPACE, _bool, _dig, _int
+from poc.probes.connectors.kubernetes.api import Api, Listing
+from poc.probes.connectors.kubernetes.discovery import Groups, cannot, conditions_of, product
+from poc.probes.connectors.kubernetes.values import DEFAULT_OPERATOR_NAMESPACE, as_bool, as_int, dig
 
 # GPU Operator operands, by DaemonSet name prefix (longest first, so nvidia-dcgm-exporter is not
 # taken for nvidia-dcgm).
@@ -34,17 +34,17 @@ OPERANDS = (
 )
 
 
-def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
+def read_gpu_operator(api: Api, groups: Groups, result: dict[str, Any]) -> None:
     listing = groups.list(
         api, "nvidia.com", "clusterpolicies", "GPU Operator ClusterPolicy", result
     )
     policies = [
         {
-            "name": _dig(item, "metadata", "name"),
-            "state": _dig(item, "status", "state"),
-            "namespace": _dig(item, "status", "namespace"),
-            "use_nvidia_driver_crd": _bool(_dig(item, "spec", "driver", "useNvidiaDriverCRD")),
-            "conditions": _conditions(item),
+            "name": dig(item, "metadata", "name"),
+            "state": dig(item, "status", "state"),
+            "namespace": dig(item, "status", "namespace"),
+            "use_nvidia_driver_crd": as_bool(dig(item, "spec", "driver", "useNvidiaDriverCRD")),
+            "conditions": conditions_of(item),
         }
         for item in listing.items
     ]
@@ -53,12 +53,10 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     drivers = _read_nvidia_drivers(api, groups, result)
     operator["nvidia_drivers"] = drivers
     if listing.state == "ok" and not policies:
-        listing = _Listing(
-            "missing", reason="the ClusterPolicy resource exists but holds no policy"
-        )
+        listing = Listing("missing", reason="the ClusterPolicy resource exists but holds no policy")
     operator["present"] = {"ok": True, "missing": False}.get(listing.state)
     if listing.state != "ok":
-        _product(result, "kubernetes-gpu-operator", "NVIDIA GPU Operator", listing, "", "")
+        product(result, "kubernetes-gpu-operator", "NVIDIA GPU Operator", listing, "", "")
         return
     # The operator reconciles one ClusterPolicy and marks any other "ignored": the one it
     # reconciles tells the state, whatever order the API server lists them in.
@@ -98,10 +96,10 @@ def _read_gpu_operator(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     drivers_text = _nvidia_drivers_text(drivers, active["use_nvidia_driver_crd"])
     if drivers_text:
         detail += "; " + drivers_text
-    _product(result, "kubernetes-gpu-operator", "NVIDIA GPU Operator", listing, state, detail)
+    product(result, "kubernetes-gpu-operator", "NVIDIA GPU Operator", listing, state, detail)
 
 
-def _read_nvidia_drivers(api: _Api, groups: _Groups, result: dict[str, Any]) -> dict[str, Any]:
+def _read_nvidia_drivers(api: Api, groups: Groups, result: dict[str, Any]) -> dict[str, Any]:
     """The GPU Operator's NVIDIADriver resources (cluster-scoped; the operator deploys drivers
     from them instead of from the ClusterPolicy when its spec.driver.useNvidiaDriverCRD is
     true): name, status.state ("ready", "notReady") and the Ready / Error conditions."""
@@ -117,15 +115,15 @@ def _read_nvidia_drivers(api: _Api, groups: _Groups, result: dict[str, Any]) -> 
         "drivers": [],
     }
     for item in listing.items:
-        conditions = _conditions(item)
+        conditions = conditions_of(item)
         by_type = {c["type"]: c for c in conditions if c.get("type") in ("Ready", "Error")}
         ready, error = by_type.get("Ready") or {}, by_type.get("Error") or {}
         found["drivers"].append(
             {
-                "name": _dig(item, "metadata", "name"),
-                "state": _dig(item, "status", "state"),
-                "driver_type": _dig(item, "spec", "driverType"),
-                "version": _dig(item, "spec", "version"),
+                "name": dig(item, "metadata", "name"),
+                "state": dig(item, "status", "state"),
+                "driver_type": dig(item, "spec", "driverType"),
+                "version": dig(item, "spec", "version"),
                 "ready": ready.get("status"),
                 "ready_reason": ready.get("reason"),
                 "error": error.get("status"),
@@ -163,7 +161,7 @@ def _nvidia_drivers_text(drivers: dict[str, Any], use_crd: bool | None) -> str:
     return "NVIDIADriver " + ", ".join(parts)
 
 
-def _operand_daemonsets(api: _Api, namespace: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+def _operand_daemonsets(api: Api, namespace: str, result: dict[str, Any]) -> list[dict[str, Any]]:
     ns = quote(namespace, safe="")
     listing = api.list(f"/apis/apps/v1/namespaces/{ns}/daemonsets")
     operands = [d for d in (_daemonset(item) for item in listing.items) if d]
@@ -172,18 +170,18 @@ def _operand_daemonsets(api: _Api, namespace: str, result: dict[str, Any]) -> li
         listing = api.list("/apis/apps/v1/daemonsets")
         operands = [d for d in (_daemonset(item) for item in listing.items) if d]
     if listing.state == "failed":
-        _cannot(result, f"GPU Operator DaemonSets (namespace {namespace})", listing.reason)
+        cannot(result, f"GPU Operator DaemonSets (namespace {namespace})", listing.reason)
     return operands
 
 
 def _daemonset(item: dict[str, Any]) -> dict[str, Any] | None:
-    name = str(_dig(item, "metadata", "name") or "")
+    name = str(dig(item, "metadata", "name") or "")
     operand = next((prefix for prefix in OPERANDS if name.startswith(prefix)), None)
     if operand is None:
         return None
     status = item.get("status") or {}
-    desired = _int(status.get("desiredNumberScheduled"))
-    ready = _int(status.get("numberReady"))
+    desired = as_int(status.get("desiredNumberScheduled"))
+    ready = as_int(status.get("numberReady"))
     if desired is None or ready is None:
         state = "unknown"
     elif desired == 0:
@@ -192,11 +190,11 @@ def _daemonset(item: dict[str, Any]) -> dict[str, Any] | None:
         state = "ready" if ready >= desired else "not ready"
     return {
         "name": name,
-        "namespace": _dig(item, "metadata", "namespace"),
+        "namespace": dig(item, "metadata", "namespace"),
         "operand": operand,
         "desired": desired,
         "ready": ready,
-        "available": _int(status.get("numberAvailable")),
-        "updated": _int(status.get("updatedNumberScheduled")),
+        "available": as_int(status.get("numberAvailable")),
+        "updated": as_int(status.get("updatedNumberScheduled")),
         "state": state,
     }

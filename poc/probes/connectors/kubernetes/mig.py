@@ -13,7 +13,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from poc.probes.connectors.kubernetes.values import _int
+from poc.probes.connectors.kubernetes.values import as_int
 
 MIG_RESOURCE = "nvidia.com/mig-"
 _COUNT_LABEL = re.compile(r"^nvidia\.com/mig-(?P<profile>[^/]+)\.count$")
@@ -41,10 +41,10 @@ def mig_profiles(
     for name in sorted(names | labelled):
         resource = MIG_RESOURCE + name
         entry: dict[str, Any] = {
-            "capacity": _int(capacity.get(resource)),
-            "allocatable": _int(allocatable.get(resource)),
-            "label": _int(labels.get(f"{resource}.count")),
-            "memory_mib": _int(labels.get(f"{resource}.memory")),
+            "capacity": as_int(capacity.get(resource)),
+            "allocatable": as_int(allocatable.get(resource)),
+            "label": as_int(labels.get(f"{resource}.count")),
+            "memory_mib": as_int(labels.get(f"{resource}.memory")),
         }
         if labelled:
             count = entry["label"] or 0

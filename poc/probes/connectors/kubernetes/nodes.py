@@ -3,10 +3,10 @@ or of the cloud provider, as node facts."""
 
 from typing import Any
 
-from poc.probes.connectors.kubernetes.api import _Api
-from poc.probes.connectors.kubernetes.discovery import _cannot
+from poc.probes.connectors.kubernetes.api import Api
+from poc.probes.connectors.kubernetes.discovery import cannot
 from poc.probes.connectors.kubernetes.mig import MIG_RESOURCE, mig_profiles, mig_warnings
-from poc.probes.connectors.kubernetes.values import GPU, _bool, _int
+from poc.probes.connectors.kubernetes.values import GPU, as_bool, as_int
 from poc.probes.facts import MigDevice, NodeFacts, new_gpu, new_node
 from poc.probes.parsers.smi_list import mig_profiles as smi_mig_profiles
 
@@ -53,8 +53,8 @@ def _node_facts(node: dict[str, Any]) -> dict[str, Any]:
         if resource not in capacity and resource not in allocatable:
             return None
         return {
-            "capacity": _int(capacity.get(resource)),
-            "allocatable": _int(allocatable.get(resource)),
+            "capacity": as_int(capacity.get(resource)),
+            "allocatable": as_int(allocatable.get(resource)),
         }
 
     mig = {
@@ -87,26 +87,26 @@ def _node_facts(node: dict[str, Any]) -> dict[str, Any]:
         label("cuda.runtime-version.major"), label("cuda.runtime-version.minor")
     )
     cuda = cuda or _dotted(label("cuda.runtime.major"), label("cuda.runtime.minor"))
-    major, minor = _int(label("gpu.compute.major")), _int(label("gpu.compute.minor"))
+    major, minor = as_int(label("gpu.compute.major")), as_int(label("gpu.compute.minor"))
     gfd: dict[str, Any] = {
         "product": label("gpu.product"),
-        "count": _int(label("gpu.count")),
-        "memory_mib": _int(label("gpu.memory")),
+        "count": as_int(label("gpu.count")),
+        "memory_mib": as_int(label("gpu.memory")),
         "family": label("gpu.family"),
         "compute_capability": f"{major}.{minor}"
         if major is not None and minor is not None
         else None,
         "driver_version": driver,
         "cuda_version": cuda,
-        "replicas": _int(label("gpu.replicas")),
+        "replicas": as_int(label("gpu.replicas")),
         "sharing_strategy": label("gpu.sharing-strategy"),
         "mig_strategy": label("mig.strategy"),
-        "mig_capable": _bool(label("mig.capable")),
+        "mig_capable": as_bool(label("mig.capable")),
         "mig_config": label("mig.config"),
         "mig_config_state": label("mig.config.state"),
-        "gpu_present": _bool(label("gpu.present")),
+        "gpu_present": as_bool(label("gpu.present")),
         "mig_memory_mib": {
-            resource: _int(label(resource.removeprefix("nvidia.com/") + ".memory"))
+            resource: as_int(label(resource.removeprefix("nvidia.com/") + ".memory"))
             for resource in mig
         },
     }
@@ -179,17 +179,17 @@ def _gpu_node_document(facts: dict[str, Any]) -> NodeFacts:
     labelled, replicas = gfd["count"], gfd["replicas"]
     count_label = "gpu.count label"
     if labelled is None:
-        count_key = next((key for key in COUNT_LABELS if _int(cloud.get(key)) is not None), None)
+        count_key = next((key for key in COUNT_LABELS if as_int(cloud.get(key)) is not None), None)
         if count_key:
-            labelled, count_label = _int(cloud[count_key]), f"{count_key} label"
+            labelled, count_label = as_int(cloud[count_key]), f"{count_key} label"
     memory = gfd["memory_mib"]
     if memory is None:
-        memory = next((_int(cloud[k]) for k in MEMORY_LABELS if _int(cloud.get(k))), None)
+        memory = next((as_int(cloud[k]) for k in MEMORY_LABELS if as_int(cloud.get(k))), None)
     strategy = cloud.get(GKE_SHARING, "").lower().replace("_", "-")
     if replicas is None and strategy in ("", "time-sharing", "mps"):
         # GKE's own time-sharing and MPS both advertise each GPU once per client it may take
         # (a pod asks nvidia.com/gpu: 1 for one client's share).
-        replicas = _int(cloud.get(GKE_SHARED_CLIENTS))
+        replicas = as_int(cloud.get(GKE_SHARED_CLIENTS))
     mps = strategy == "mps" or str(gfd["sharing_strategy"] or "").lower() == "mps"
     all_mig = False
     count: int | None
@@ -290,10 +290,10 @@ def _mig_devices(facts: dict[str, Any]) -> list[MigDevice]:
     return devices
 
 
-def _read_nodes(api: _Api, result: dict[str, Any]) -> None:
+def read_nodes(api: Api, result: dict[str, Any]) -> None:
     listing = api.list("/api/v1/nodes")
     if listing.state != "ok":
-        _cannot(result, "nodes (GET /api/v1/nodes)", listing.reason)
+        cannot(result, "nodes (GET /api/v1/nodes)", listing.reason)
         return
     for item in listing.items:
         facts = _node_facts(item)

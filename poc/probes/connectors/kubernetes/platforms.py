@@ -3,9 +3,9 @@ Kubernetes)."""
 
 from typing import Any
 
-from poc.probes.connectors.kubernetes.api import _Api, _Listing
-from poc.probes.connectors.kubernetes.discovery import _conditions, _Groups, _product
-from poc.probes.connectors.kubernetes.values import _dig
+from poc.probes.connectors.kubernetes.api import Api, Listing
+from poc.probes.connectors.kubernetes.discovery import Groups, conditions_of, product
+from poc.probes.connectors.kubernetes.values import dig
 
 
 def _component_states(components: Any) -> dict[str, str | None]:
@@ -37,7 +37,7 @@ def _component_states(components: Any) -> dict[str, str | None]:
     return states
 
 
-def _read_openshift_ai(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
+def read_openshift_ai(api: Api, groups: Groups, result: dict[str, Any]) -> None:
     listing = groups.list(
         api,
         "datasciencecluster.opendatahub.io",
@@ -48,22 +48,22 @@ def _read_openshift_ai(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     clusters = []
     for item in listing.items:
         components = (
-            _dig(item, "status", "components")
-            or _dig(item, "status", "installedComponents")  # observed, in older releases
-            or _dig(item, "spec", "components")
+            dig(item, "status", "components")
+            or dig(item, "status", "installedComponents")  # observed, in older releases
+            or dig(item, "spec", "components")
             or {}
         )
-        conditions = _conditions(item)
+        conditions = conditions_of(item)
         ready = next((c for c in conditions if c["type"] == "Ready"), None)
-        phase = _dig(item, "status", "phase")
+        phase = dig(item, "status", "phase")
         if not phase and ready:
             phase = "Ready" if ready["status"] == "True" else "Not Ready"
         clusters.append(
             {
-                "name": _dig(item, "metadata", "name"),
+                "name": dig(item, "metadata", "name"),
                 "phase": phase,
-                "phase_reported": _dig(item, "status", "phase") is not None,
-                "release": _dig(item, "status", "release"),
+                "phase_reported": dig(item, "status", "phase") is not None,
+                "release": dig(item, "status", "release"),
                 "components": _component_states(components),
                 "conditions": conditions,
             }
@@ -77,18 +77,18 @@ def _read_openshift_ai(api: _Api, groups: _Groups, result: dict[str, Any]) -> No
     name = "Red Hat OpenShift AI / Open Data Hub"
     if isinstance(release, dict) and release.get("name"):
         name = str(release["name"])
-    _product(result, "openshift-ai", name, listing, state, detail)
+    product(result, "openshift-ai", name, listing, state, detail)
 
 
-def _read_slurm(groups: _Groups, result: dict[str, Any]) -> None:
+def read_slurm(groups: Groups, result: dict[str, Any]) -> None:
     # Slinky (SchedMD's slurm-operator) serves slinky.slurm.net; its objects are not read.
     group = "slinky.slurm.net"
     if groups.versions is None:
-        listing = _Listing("failed", reason=f"API discovery failed ({groups.reason})")
+        listing = Listing("failed", reason=f"API discovery failed ({groups.reason})")
     elif group in groups.versions:
-        listing = _Listing("ok")
+        listing = Listing("ok")
     else:
-        listing = _Listing("missing", reason=f"API group {group} is not served")
+        listing = Listing("missing", reason=f"API group {group} is not served")
     versions = ", ".join((groups.versions or {}).get(group, []))
     detail = f"API group {group} served ({versions})"
-    _product(result, "slurm", "Slurm on Kubernetes (Slinky)", listing, "installed", detail)
+    product(result, "slurm", "Slurm on Kubernetes (Slinky)", listing, "installed", detail)

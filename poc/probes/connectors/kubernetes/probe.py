@@ -2,14 +2,14 @@
 
 from typing import Any
 
-from poc.probes.connectors.kubernetes.api import _Api
-from poc.probes.connectors.kubernetes.dcgm import _read_dcgm
-from poc.probes.connectors.kubernetes.discovery import _cannot, _discover
-from poc.probes.connectors.kubernetes.gpu_operator import _read_gpu_operator
-from poc.probes.connectors.kubernetes.nodes import _read_nodes
-from poc.probes.connectors.kubernetes.platforms import _read_openshift_ai, _read_slurm
-from poc.probes.connectors.kubernetes.quotas import _read_quotas
-from poc.probes.connectors.kubernetes.schedulers import _read_kai_runai, _read_volcano
+from poc.probes.connectors.kubernetes.api import Api
+from poc.probes.connectors.kubernetes.dcgm import read_dcgm
+from poc.probes.connectors.kubernetes.discovery import cannot, discover
+from poc.probes.connectors.kubernetes.gpu_operator import read_gpu_operator
+from poc.probes.connectors.kubernetes.nodes import read_nodes
+from poc.probes.connectors.kubernetes.platforms import read_openshift_ai, read_slurm
+from poc.probes.connectors.kubernetes.quotas import read_quotas
+from poc.probes.connectors.kubernetes.schedulers import read_kai_runai, read_volcano
 from poc.probes.connectors.kubernetes.target import ConnectorError, KubeTarget, Resolve
 
 FORMAT = "workbench-k8s-facts/1"
@@ -46,28 +46,28 @@ def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
 
     Raises ConnectorError when the API server cannot be reached, refuses the credentials (401),
     or is not a Kubernetes API server; a read refused on its own lands in `could_not_check`."""
-    api = _Api(target, resolve)
+    api = Api(target, resolve)
     result = new_facts(server=api.where, tls=api.tls, raw=api.raw)
     try:
         reply = api.request("GET", "/version")
         if reply.ok and isinstance(reply.data.get("gitVersion"), str):
             result["server_version"] = reply.data["gitVersion"]
         elif reply.status in (403, 429) or reply.status >= 500:
-            _cannot(result, "server version (GET /version)", reply.error)
+            cannot(result, "server version (GET /version)", reply.error)
         else:
             raise ConnectorError(
                 f"{api.where} is not a Kubernetes API server (GET /version: "
                 f"{reply.error or 'no gitVersion in the answer'})"
             )
-        groups = _discover(api, result)
-        _read_nodes(api, result)
-        _read_gpu_operator(api, groups, result)
-        _read_dcgm(api, result)
-        _read_volcano(api, groups, result)
-        _read_kai_runai(api, groups, result)
-        _read_openshift_ai(api, groups, result)
-        _read_slurm(groups, result)
-        _read_quotas(api, result)
+        groups = discover(api, result)
+        read_nodes(api, result)
+        read_gpu_operator(api, groups, result)
+        read_dcgm(api, result)
+        read_volcano(api, groups, result)
+        read_kai_runai(api, groups, result)
+        read_openshift_ai(api, groups, result)
+        read_slurm(groups, result)
+        read_quotas(api, result)
     finally:
         api.close()
     return result
@@ -81,7 +81,7 @@ def check_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
     ConnectorError when the server cannot be reached, is not Kubernetes or refuses the
     credentials (401); a 403 on nodes is an answer: the account lacks the read-only role.
     """
-    api = _Api(target, resolve)
+    api = Api(target, resolve)
     try:
         reply = api.request("GET", "/version")
         version = reply.data.get("gitVersion") if reply.ok else None

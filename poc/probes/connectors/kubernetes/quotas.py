@@ -2,31 +2,31 @@
 
 from typing import Any
 
-from poc.probes.connectors.kubernetes.api import _Api
-from poc.probes.connectors.kubernetes.discovery import _cannot
-from poc.probes.connectors.kubernetes.values import _dig, _int
+from poc.probes.connectors.kubernetes.api import Api
+from poc.probes.connectors.kubernetes.discovery import cannot
+from poc.probes.connectors.kubernetes.values import as_int, dig
 
 
-def _read_quotas(api: _Api, result: dict[str, Any]) -> None:
+def read_quotas(api: Api, result: dict[str, Any]) -> None:
     listing = api.list("/api/v1/resourcequotas")
     if listing.state != "ok":
-        _cannot(result, "ResourceQuotas (GET /api/v1/resourcequotas)", listing.reason)
+        cannot(result, "ResourceQuotas (GET /api/v1/resourcequotas)", listing.reason)
         return
     for item in listing.items:
-        hard = _dig(item, "spec", "hard") or {}
-        used = _dig(item, "status", "used") or {}
+        hard = dig(item, "spec", "hard") or {}
+        used = dig(item, "status", "used") or {}
         # "requests.alpha.kubernetes.io/nvidia-gpu" is the spelling of Kubernetes 1.6-1.9.
         keys = sorted(k for k in hard if "nvidia.com/" in k or k.endswith("/nvidia-gpu"))
         if keys:
             result["quotas"].append(
                 {
-                    "namespace": _dig(item, "metadata", "namespace"),
-                    "name": _dig(item, "metadata", "name"),
-                    "hard": {k: _int(hard[k]) for k in keys},
-                    "used": {k: _int(used.get(k)) for k in keys},
+                    "namespace": dig(item, "metadata", "namespace"),
+                    "name": dig(item, "metadata", "name"),
+                    "hard": {k: as_int(hard[k]) for k in keys},
+                    "used": {k: as_int(used.get(k)) for k in keys},
                     # False: its scopes leave out the controlled failure's Pod (BestEffort,
                     # Terminating, a PriorityClass), which it then never refuses.
-                    "applies_to_probe_pod": _quota_selects_probe_pod(item),
+                    "applies_to_probe_pod": quota_selects_probe_pod(item),
                 }
             )
 
@@ -45,14 +45,14 @@ _PROBE_POD_SCOPES = {
 }
 
 
-def _quota_selects_probe_pod(quota: dict[str, Any]) -> bool:
+def quota_selects_probe_pod(quota: dict[str, Any]) -> bool:
     """Whether a ResourceQuota's spec.scopes and spec.scopeSelector select the probe's Pod: a
     quota scoped to BestEffort pods, Terminating pods or a PriorityClass never refuses it."""
     spec = quota.get("spec") or {}
     for scope in spec.get("scopes") or []:
         if not _PROBE_POD_SCOPES.get(str(scope), False):
             return False
-    for term in _dig(spec, "scopeSelector", "matchExpressions") or []:
+    for term in dig(spec, "scopeSelector", "matchExpressions") or []:
         if not isinstance(term, dict):
             return False
         has = _PROBE_POD_SCOPES.get(str(term.get("scopeName")))

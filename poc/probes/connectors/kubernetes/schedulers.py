@@ -3,9 +3,9 @@ and departments."""
 
 from typing import Any
 
-from poc.probes.connectors.kubernetes.api import _Api, _Listing
-from poc.probes.connectors.kubernetes.discovery import _Groups, _product
-from poc.probes.connectors.kubernetes.values import _dig
+from poc.probes.connectors.kubernetes.api import Api, Listing
+from poc.probes.connectors.kubernetes.discovery import Groups, product
+from poc.probes.connectors.kubernetes.values import dig
 
 VOLCANO_BEFORE_1 = "scheduling.incubator.k8s.io"
 VOLCANO_HIERARCHY = "volcano.sh/hierarchy"  # queue annotation: "root/<parent>/<queue>"
@@ -14,7 +14,7 @@ VOLCANO_HIERARCHY = "volcano.sh/hierarchy"  # queue annotation: "root/<parent>/<
 def _hierarchy_parent(queue: dict[str, Any]) -> str | None:
     """The parent named by the hierarchy annotation of Volcano before spec.parent (1.4-1.10,
     "root/eng/prod" for queue prod: parent eng)."""
-    path = _dig(queue, "metadata", "annotations", VOLCANO_HIERARCHY)
+    path = dig(queue, "metadata", "annotations", VOLCANO_HIERARCHY)
     parts = [p for p in str(path).split("/") if p] if isinstance(path, str) else []
     return parts[-2] if len(parts) >= 2 else None
 
@@ -26,9 +26,9 @@ def _podgroup_refusal(podgroup: dict[str, Any]) -> dict[str, Any] | None:
     is placed later (it adds a Scheduled condition beside it, and many PodGroups carry one
     from their very first cycle): a Running or Completed group, or one whose Scheduled
     condition is newer, is not stuck."""
-    if _dig(podgroup, "status", "phase") in ("Running", "Completed"):
+    if dig(podgroup, "status", "phase") in ("Running", "Completed"):
         return None
-    raw = [c for c in _dig(podgroup, "status", "conditions") or [] if isinstance(c, dict)]
+    raw = [c for c in dig(podgroup, "status", "conditions") or [] if isinstance(c, dict)]
 
     def when(condition: dict[str, Any]) -> str:
         return str(condition.get("lastTransitionTime") or "")
@@ -43,7 +43,7 @@ def _podgroup_refusal(podgroup: dict[str, Any]) -> dict[str, Any] | None:
     return {k: latest.get(k) for k in ("type", "status", "reason", "message")}
 
 
-def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
+def read_volcano(api: Api, groups: Groups, result: dict[str, Any]) -> None:
     group = "scheduling.volcano.sh"
     listing = groups.list(api, group, "queues", "Volcano queues", result)
     if listing.state == "missing" and groups.versions and VOLCANO_BEFORE_1 in groups.versions:
@@ -51,19 +51,19 @@ def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
         group = VOLCANO_BEFORE_1
         listing = groups.list(api, group, "queues", "Volcano queues", result)
         if listing.state == "missing":
-            listing = _Listing("ok", [], version=groups.versions[group][0])
+            listing = Listing("ok", [], version=groups.versions[group][0])
     queues = [
         {
-            "name": _dig(q, "metadata", "name"),
-            "weight": _dig(q, "spec", "weight"),
-            "capability": _dig(q, "spec", "capability") or {},
-            "guarantee": _dig(q, "spec", "guarantee", "resource") or {},
-            "deserved": _dig(q, "spec", "deserved") or {},
-            "reclaimable": _dig(q, "spec", "reclaimable"),
-            "parent": _dig(q, "spec", "parent") or _hierarchy_parent(q),
-            "hierarchy": _dig(q, "metadata", "annotations", VOLCANO_HIERARCHY),
-            "state": _dig(q, "status", "state"),
-            "allocated": _dig(q, "status", "allocated") or {},
+            "name": dig(q, "metadata", "name"),
+            "weight": dig(q, "spec", "weight"),
+            "capability": dig(q, "spec", "capability") or {},
+            "guarantee": dig(q, "spec", "guarantee", "resource") or {},
+            "deserved": dig(q, "spec", "deserved") or {},
+            "reclaimable": dig(q, "spec", "reclaimable"),
+            "parent": dig(q, "spec", "parent") or _hierarchy_parent(q),
+            "hierarchy": dig(q, "metadata", "annotations", VOLCANO_HIERARCHY),
+            "state": dig(q, "status", "state"),
+            "allocated": dig(q, "status", "allocated") or {},
         }
         for q in listing.items
     ]
@@ -74,11 +74,11 @@ def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
             unschedulable = _podgroup_refusal(pg)
             podgroups.append(
                 {
-                    "name": _dig(pg, "metadata", "name"),
-                    "namespace": _dig(pg, "metadata", "namespace"),
-                    "queue": _dig(pg, "spec", "queue"),
-                    "min_member": _dig(pg, "spec", "minMember"),
-                    "phase": _dig(pg, "status", "phase"),
+                    "name": dig(pg, "metadata", "name"),
+                    "namespace": dig(pg, "metadata", "namespace"),
+                    "queue": dig(pg, "spec", "queue"),
+                    "min_member": dig(pg, "spec", "minMember"),
+                    "phase": dig(pg, "status", "phase"),
                     "unschedulable": unschedulable,
                 }
             )
@@ -95,11 +95,11 @@ def _read_volcano(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
     stuck = sum(1 for pg in podgroups if pg["unschedulable"])
     detail += f", {len(podgroups)} PodGroups"
     detail += f", {stuck} unschedulable" if stuck else ""
-    _product(result, "volcano", "Volcano", listing, "installed", detail)
+    product(result, "volcano", "Volcano", listing, "installed", detail)
 
 
 def _resources(spec: dict[str, Any], kind: str) -> dict[str, Any]:
-    found = _dig(spec, "resources", kind) or {}
+    found = dig(spec, "resources", kind) or {}
     return {
         "quota": found.get("quota"),
         "limit": found.get("limit"),
@@ -107,14 +107,14 @@ def _resources(spec: dict[str, Any], kind: str) -> dict[str, Any]:
     }
 
 
-def _read_kai_runai(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
+def read_kai_runai(api: Api, groups: Groups, result: dict[str, Any]) -> None:
     listing = groups.list(api, "scheduling.run.ai", "queues", "KAI / Run:ai queues", result)
     queues = []
     for item in listing.items:
         spec = item.get("spec") or {}
         queues.append(
             {
-                "name": _dig(item, "metadata", "name"),
+                "name": dig(item, "metadata", "name"),
                 "parent": spec.get("parentQueue"),
                 "priority": spec.get("priority"),
                 "gpu": _resources(spec, "gpu"),
@@ -128,7 +128,7 @@ def _read_kai_runai(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
         q["name"] for q in queues if q["gpu"]["limit"] is not None and q["gpu"]["limit"] >= 0
     ]
     detail = f"{len(queues)} queues" + (f", GPU limit on {', '.join(limited)}" if limited else "")
-    _product(result, "kai", "NVIDIA KAI Scheduler", listing, "installed", detail)
+    product(result, "kai", "NVIDIA KAI Scheduler", listing, "installed", detail)
 
     projects = groups.list(api, "run.ai", "projects", "Run:ai projects", result)
     departments = groups.list(api, "scheduling.run.ai", "departments", "Run:ai departments", result)
@@ -137,21 +137,21 @@ def _read_kai_runai(api: _Api, groups: _Groups, result: dict[str, Any]) -> None:
         "departments": [_runai_object(item) for item in departments.items],
     }
     states = {projects.state, departments.state}
-    combined = _Listing(
+    combined = Listing(
         "ok" if "ok" in states else "failed" if "failed" in states else "missing",
         reason="; ".join(x.reason for x in (projects, departments) if x.state != "ok"),
     )
     detail = f"{len(projects.items)} projects, {len(departments.items)} departments"
-    _product(result, "runai", "NVIDIA Run:ai", combined, "installed", detail)
+    product(result, "runai", "NVIDIA Run:ai", combined, "installed", detail)
 
 
 def _runai_object(item: dict[str, Any]) -> dict[str, Any]:
     spec = item.get("spec") or {}
     gpu = {k: v for k, v in spec.items() if "gpu" in k.lower() and not isinstance(v, dict | list)}
     return {
-        "name": _dig(item, "metadata", "name"),
-        "namespace": _dig(item, "metadata", "namespace"),
+        "name": dig(item, "metadata", "name"),
+        "namespace": dig(item, "metadata", "namespace"),
         "parent": spec.get("department") or spec.get("parent") or spec.get("parentQueue"),
         "gpu": gpu,
-        "resources_gpu": _resources(spec, "gpu") if _dig(spec, "resources", "gpu") else None,
+        "resources_gpu": _resources(spec, "gpu") if dig(spec, "resources", "gpu") else None,
     }

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from poc.probes.connectors.kubernetes.values import _one_line
+from poc.probes.connectors.kubernetes.values import one_line
 
 Resolve = Callable[[str, int], str]
 
@@ -52,7 +52,7 @@ def _kubeconfig_endpoint(text: str) -> _Endpoint:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConnectorError(f"the kubeconfig is not valid YAML: {_one_line(str(exc))}") from None
+        raise ConnectorError(f"the kubeconfig is not valid YAML: {one_line(str(exc))}") from None
     if not isinstance(doc, dict):
         raise ConnectorError("the kubeconfig is not a YAML mapping")
     contexts = _named(doc, "contexts", "context")
@@ -164,7 +164,7 @@ def _url_endpoint(url: str) -> _Endpoint:
     )
 
 
-def _target_endpoint(target: KubeTarget) -> _Endpoint:
+def target_endpoint(target: KubeTarget) -> _Endpoint:
     if target.kubeconfig.strip():
         endpoint = _kubeconfig_endpoint(target.kubeconfig)
         if target.api_url.strip():
@@ -191,4 +191,4 @@ def target_host(target: KubeTarget) -> str:
     """The API server's host as the settings name it; ConnectorError, saying what is wrong,
     where they are unusable without connecting (a kubeconfig that would run a plugin or read a
     local file, a URL that is none). For checking settings when they are saved."""
-    return _target_endpoint(target).host
+    return target_endpoint(target).host

@@ -9,12 +9,12 @@ GPU = "nvidia.com/gpu"
 DEFAULT_OPERATOR_NAMESPACE = "gpu-operator"
 
 
-def _one_line(text: str, limit: int = 300) -> str:
+def one_line(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _dig(data: Any, *keys: str) -> Any:
+def dig(data: Any, *keys: str) -> Any:
     for key in keys:
         if not isinstance(data, dict):
             return None
@@ -43,7 +43,7 @@ _SUFFIXES: dict[str, Decimal] = {
 }
 
 
-def _int(value: Any) -> int | None:
+def as_int(value: Any) -> int | None:
     """A whole number from a label or a Kubernetes quantity ("2", "2k", "1Ki", "1000m", "1e3");
     None when it is not one (a fraction such as "500m" included)."""
     if isinstance(value, bool):
@@ -68,7 +68,7 @@ def _int(value: Any) -> int | None:
     return int(amount)
 
 
-def _bool(value: Any) -> bool | None:
+def as_bool(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):

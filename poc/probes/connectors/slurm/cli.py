@@ -9,12 +9,12 @@ from typing import Any
 
 from poc.probes.connectors.slurm.values import (
     RAW_TEXT_LIMIT,
-    _count,
-    _facts,
-    _int,
-    _node,
-    _text,
+    as_int,
+    as_text,
+    count_of,
+    empty_facts,
     gpu_nodes,
+    node_facts,
 )
 from poc.probes.connectors.slurm.versions import command_version, config_version, settle_versions
 
@@ -116,7 +116,7 @@ def parse_scontrol_nodes(text: str) -> list[dict[str, Any]]:
             # but only where TRES tracks GPUs at all, which CfgTRES shows.
             used = f"gpu:{_tres_gpus(pairs['AllocTRES']) or 0}"
         nodes.append(
-            _node(
+            node_facts(
                 name=pairs["NodeName"],
                 state=pairs.get("State"),
                 reason=_REASON_STAMP.sub("", reason) if reason else None,
@@ -139,9 +139,9 @@ def _tres_gpus(tres: str | None) -> int | None:
         key, _, value = item.partition("=")
         key = key.strip()
         if key == "gres/gpu":
-            return _count(value)
+            return count_of(value)
         if key.startswith("gres/gpu:"):
-            typed = (typed or 0) + (_count(value) or 0)
+            typed = (typed or 0) + (count_of(value) or 0)
     return typed
 
 
@@ -154,7 +154,7 @@ def parse_scontrol_partitions(text: str) -> list[dict[str, Any]]:
         if "PartitionName" not in pairs:
             continue
         partitions.append(
-            _partition(
+            partition_facts(
                 name=pairs["PartitionName"],
                 state=pairs.get("State"),
                 nodes=pairs.get("Nodes"),
@@ -167,7 +167,7 @@ def parse_scontrol_partitions(text: str) -> list[dict[str, Any]]:
     return partitions
 
 
-def _partition(
+def partition_facts(
     *,
     name: str,
     state: Any,
@@ -180,12 +180,12 @@ def _partition(
     states = state if isinstance(state, list) else [state]
     return {
         "name": name,
-        "state": _text(states[0]) if states else None,
-        "nodes": _text(nodes),
+        "state": as_text(states[0]) if states else None,
+        "nodes": as_text(nodes),
         "default": default,
-        "total_cpus": _int(total_cpus),
-        "total_nodes": _int(total_nodes),
-        "gpus_total": _tres_gpus(_text(tres)),
+        "total_cpus": as_int(total_cpus),
+        "total_nodes": as_int(total_nodes),
+        "gpus_total": _tres_gpus(as_text(tres)),
         "max_gpus_per_job": None,  # a QOS limit: needs slurmdbd
     }
 
@@ -207,7 +207,7 @@ def parse_sinfo_nodes(text: str) -> list[dict[str, Any]]:
             if partition and partition not in nodes[name]["partitions"]:
                 nodes[name]["partitions"].append(partition)
             continue
-        nodes[name] = _node(
+        nodes[name] = node_facts(
             name=name.strip(),
             state=state,
             reason=reason,
@@ -230,7 +230,7 @@ def _sinfo_partitions(text: str) -> list[dict[str, Any]]:
             name = raw.rstrip("*")
             seen.setdefault(
                 name,
-                _partition(
+                partition_facts(
                     name=name,
                     state=None,
                     nodes=None,
@@ -249,7 +249,7 @@ def facts_from_cli(outputs: dict[str, str]) -> dict[str, Any]:
     Nodes come from `scontrol -d show node -o`, filled in from sinfo where scontrol lacks a
     field (GresUsed without -d); a command missing from `outputs` lands in could_not_check.
     """
-    facts = _facts(None)
+    facts = empty_facts(None)
     read_cli_outputs(facts, outputs)
     settle_versions(facts)
     return facts

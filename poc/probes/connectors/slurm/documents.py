@@ -5,18 +5,19 @@ Command outputs go through `read_cli_outputs`, as over SSH; slurmrestd's answers
 `--json` outputs of the commands, which carry the same shapes) through `read_rest_answer`, as
 from slurmrestd. Only two shapes have no live reader: the `sinfo` array of `sinfo --json` since
 Slurm 23.02 (one element per node or group of nodes) and `sinfo`'s default summary (partitions
-only); both are read into the same node and partition entries (`_node`, `_partition`). What no
-document holds is "could not check: not among the uploaded documents"."""
+only); both are read into the same node and partition entries (`node_facts`,
+`partition_facts`). What no document holds is "could not check: not among the uploaded
+documents"."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from poc.probes.connectors.slurm.cli import _partition, read_cli_outputs
+from poc.probes.connectors.slurm.cli import partition_facts, read_cli_outputs
 from poc.probes.connectors.slurm.failure import parse_over_quota_output
-from poc.probes.connectors.slurm.rest import REST_READS, _rest_partition, read_rest_answer
-from poc.probes.connectors.slurm.values import _facts, _int, _node, gpu_nodes
+from poc.probes.connectors.slurm.rest import REST_READS, read_rest_answer, rest_partition
+from poc.probes.connectors.slurm.values import as_int, empty_facts, gpu_nodes, node_facts
 from poc.probes.connectors.slurm.versions import meta_version, settle_versions
 
 NOT_GIVEN = "not among the uploaded documents"
@@ -57,7 +58,7 @@ def sinfo_json(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[st
             continue
         partition = _mapping(item.get("partition"))
         if partition.get("name") and str(partition["name"]) not in partitions:
-            partitions[str(partition["name"])] = _rest_partition(partition)
+            partitions[str(partition["name"])] = rest_partition(partition)
         names = [str(n) for n in _mapping(item.get("nodes")).get("nodes") or [] if n]
         gres = _mapping(item.get("gres"))
 
@@ -65,14 +66,14 @@ def sinfo_json(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[st
             """A per-node figure of a group: its minimum where it equals its maximum."""
             if not isinstance(block, dict) or block.get("minimum") != block.get("maximum"):
                 return None
-            return _int(block.get("minimum"))
+            return as_int(block.get("minimum"))
 
         for name in names:
             if name in nodes:
                 if partition.get("name") and partition["name"] not in nodes[name]["partitions"]:
                     nodes[name]["partitions"].append(str(partition["name"]))
                 continue
-            nodes[name] = _node(
+            nodes[name] = node_facts(
                 name=name,
                 state=_mapping(item.get("node")).get("state"),
                 reason=item.get("reason"),
@@ -98,7 +99,7 @@ def sinfo_summary_partitions(text: str) -> list[dict[str, Any]]:
         name = raw.rstrip("*")
         entry = found.setdefault(
             name,
-            _partition(
+            partition_facts(
                 name=name,
                 state=avail,
                 nodes=None,
@@ -143,7 +144,7 @@ def facts_from_documents(
     REST_READS, or "sinfo" for the `sinfo` array of `sinfo --json`) and `sinfo`'s default
     summary, read for partitions where nothing else names them. Nodes come from one kind of
     document only: the caller refuses commands' and JSON nodes together."""
-    facts = _facts(next((v for _n, _w, data in answers if (v := api_version(data))), None))
+    facts = empty_facts(next((v for _n, _w, data in answers if (v := api_version(data))), None))
     said = facts["slurm_versions"]
     for _name, _what, data in answers:
         key = "client" if _said_by_a_command(data) else "slurmrestd"

@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from poc.probes.connectors.slurm.refusals import _form_refusal, _is_refusal, _other_refusal
-from poc.probes.connectors.slurm.rest import _discover, _job_state, _Rest, _rest_node, _version_key
+from poc.probes.connectors.slurm.refusals import form_refusal, is_refusal, other_refusal
+from poc.probes.connectors.slurm.rest import Rest, discover, job_state, rest_node, version_key
 from poc.probes.connectors.slurm.target import ConnectorError, SlurmRestTarget
-from poc.probes.connectors.slurm.values import _int, _text
+from poc.probes.connectors.slurm.values import as_int, as_text
 
 SCENARIO = "more_gpus_than_any_node"
 _GRES_TYPE = re.compile(r"^[A-Za-z0-9][\w.\-]{0,63}$")
@@ -52,7 +52,7 @@ def _submit_body(
         "standard_error": "/dev/null",
     }
     asked = f"gpu:{gpu_type}:{gpus}" if gpu_type else f"gpu:{gpus}"
-    if _version_key(version) <= (0, 0, 38):
+    if version_key(version) <= (0, 0, 38):
         job.update(gres=asked, environment={"PATH": "/bin:/usr/bin"})
     else:  # v0.0.39+ (from Slurm's OpenAPI documentation; not measured here)
         job.update(tres_per_node=f"gres/{asked}", environment=["PATH=/bin:/usr/bin"])
@@ -95,13 +95,13 @@ def over_quota_rest(
     A refusal at submit is the expected, clean outcome; a job accepted anyway is read once
     (pending and why), cancelled, and reported with clean False.
     """
-    rest = _Rest(target, resolve)
-    version, _ = _discover(rest)
+    rest = Rest(target, resolve)
+    version, _ = discover(rest)
     gpu_type = None
     if gpus is None:
         answer = rest.request("GET", f"/slurm/{version}/nodes")
         reason = rest.failure(answer, f"GET /slurm/{version}/nodes")
-        nodes = [] if reason else [_rest_node(n) for n in answer.data.get("nodes") or []]
+        nodes = [] if reason else [rest_node(n) for n in answer.data.get("nodes") or []]
         # Without a GPU node, one GPU is already more than any node has.
         sized = None if reason or not nodes else oversized_request(nodes, partition) or (1, None)
         if sized is None:
@@ -117,20 +117,20 @@ def over_quota_rest(
     )
     seconds = time.monotonic() - started
     data = answer.data if isinstance(answer.data, dict) else {}
-    job_id = _int(data.get("job_id"))
+    job_id = as_int(data.get("job_id"))
     if answer.status == 200 and job_id is not None:
         result = _accepted_rest(rest, version, job_id, seconds)
     elif answer.status in (401, 403) or not data:
         result = _result("error", rest.failure(answer, "POST job/submit"), None, seconds)
     else:
         errors, codes = answer.errors(), answer.error_codes()
-        if _form_refusal([errors]):
+        if form_refusal([errors]):
             reason = "refused for the way the request is written, not for the GPU count: "
             result = _result("error", reason + errors[:400], None, seconds)
-        elif _other_refusal([errors]):
+        elif other_refusal([errors]):
             reason = "refused for another reason, not for the GPU count: "
             result = _result("error", reason + errors[:400], None, seconds)
-        elif any(2000 <= c < 3000 for c in codes) or (not codes and _is_refusal(errors)):
+        elif any(2000 <= c < 3000 for c in codes) or (not codes and is_refusal(errors)):
             result = _result("refused", errors, None, seconds)
         else:
             result = _result("error", rest.failure(answer, "POST job/submit"), None, seconds)
@@ -139,12 +139,12 @@ def over_quota_rest(
     return result
 
 
-def _accepted_rest(rest: _Rest, version: str, job_id: int, seconds: float) -> dict[str, Any]:
+def _accepted_rest(rest: Rest, version: str, job_id: int, seconds: float) -> dict[str, Any]:
     look = rest.request("GET", f"/slurm/{version}/job/{job_id}")
     jobs = look.data.get("jobs") if isinstance(look.data, dict) else None
     job = jobs[0] if jobs and isinstance(jobs[0], dict) else {}
-    state = "pending" if _job_state(job) == "PENDING" else "accepted"
-    result = _result(state, _text(job.get("state_reason")), job_id, seconds)
+    state = "pending" if job_state(job) == "PENDING" else "accepted"
+    result = _result(state, as_text(job.get("state_reason")), job_id, seconds)
     cancel = rest.request("DELETE", f"/slurm/{version}/job/{job_id}")
     result["cancelled"] = cancel.status == 200 and not cancel.errors()
     if result["cancelled"]:
@@ -207,7 +207,7 @@ def parse_over_quota_output(
         for line in lines
         if (m := _TOOL_ERROR.search(line)) and not _SUBMIT_REFUSED.search(line)
     ]
-    if refused and _form_refusal([*said, refused[-1]]):
+    if refused and form_refusal([*said, refused[-1]]):
         result = _result(
             "error",
             "refused for the way the request is written, not for the GPU count: "
@@ -215,7 +215,7 @@ def parse_over_quota_output(
             None,
             seconds,
         )
-    elif refused and _other_refusal([refused[-1]]):
+    elif refused and other_refusal([refused[-1]]):
         result = _result(
             "error",
             "refused for another reason, not for the GPU count: "
@@ -223,7 +223,7 @@ def parse_over_quota_output(
             None,
             seconds,
         )
-    elif refused and said and not _is_refusal(refused[-1]):
+    elif refused and said and not is_refusal(refused[-1]):
         result = _result(
             "error",
             "refused by the site's submit rules, not for the GPU count: "
@@ -231,7 +231,7 @@ def parse_over_quota_output(
             None,
             seconds,
         )
-    elif refused and _is_refusal(refused[-1]):
+    elif refused and is_refusal(refused[-1]):
         result = _result("refused", refused[-1], None, seconds)
     elif exit_code == 0 and job_ids:
         result = _result("accepted", None, job_ids[-1], seconds)

@@ -19,7 +19,7 @@ _NOT_A_REFUSAL = (
 )
 
 
-def _is_refusal(reason: str) -> bool:
+def is_refusal(reason: str) -> bool:
     low = reason.lower()
     return bool(low) and not any(marker in low for marker in _NOT_A_REFUSAL)
 
@@ -38,7 +38,7 @@ _REQUEST_FORM = (
 )
 
 
-def _form_refusal(texts: Iterable[str]) -> bool:
+def form_refusal(texts: Iterable[str]) -> bool:
     return any(marker in text.lower() for text in texts for marker in _REQUEST_FORM)
 
 
@@ -62,5 +62,5 @@ _NOT_THE_GPU_COUNT = (
 )
 
 
-def _other_refusal(texts: Iterable[str]) -> bool:
+def other_refusal(texts: Iterable[str]) -> bool:
     return any(marker in text.lower() for text in texts for marker in _NOT_THE_GPU_COUNT)

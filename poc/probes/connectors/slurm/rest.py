@@ -14,9 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from poc.probes.connectors.slurm.cli import _partition
+from poc.probes.connectors.slurm.cli import partition_facts
 from poc.probes.connectors.slurm.target import ConnectorError, SlurmRestTarget
-from poc.probes.connectors.slurm.values import RAW_TEXT_LIMIT, _facts, _int, _node, gpu_nodes
+from poc.probes.connectors.slurm.values import (
+    RAW_TEXT_LIMIT,
+    as_int,
+    empty_facts,
+    gpu_nodes,
+    node_facts,
+)
 from poc.probes.connectors.slurm.versions import meta_version, settle_versions
 
 # Newest first. 22.05 serves v0.0.36-v0.0.38; later releases drop the old ones.
@@ -75,7 +81,7 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._pinned_context.wrap_socket(sock, server_hostname=self._server_hostname)
 
 
-class _Rest:
+class Rest:
     """One slurmrestd: resolved once through the caller's guard, every request to that IP."""
 
     def __init__(self, target: SlurmRestTarget, resolve: Callable[[str, int], str]) -> None:
@@ -171,7 +177,7 @@ class _Rest:
         return reason
 
 
-def _served_versions(rest: _Rest) -> list[str]:
+def _served_versions(rest: Rest) -> list[str]:
     """API versions listed in slurmrestd's OpenAPI document, newest first; [] if unreadable."""
     for path in ("/openapi/v3", "/openapi"):
         answer = rest.request("GET", path, keep=2000)
@@ -181,15 +187,15 @@ def _served_versions(rest: _Rest) -> list[str]:
                 match = re.match(r"^/slurm/(v\d+\.\d+\.\d+)/ping/?$", str(key))
                 if match:
                     found.add(match.group(1))
-            return sorted(found, key=_version_key, reverse=True)
+            return sorted(found, key=version_key, reverse=True)
     return []
 
 
-def _version_key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", version))
 
 
-def _discover(rest: _Rest) -> tuple[str, _Answer]:
+def discover(rest: Rest) -> tuple[str, _Answer]:
     """The API version to use and its ping answer (maybe a refusal): the newest the OpenAPI
     document lists, else the first that answers of the known versions (newest first) and then
     of later ones."""
@@ -201,13 +207,13 @@ def _discover(rest: _Rest) -> tuple[str, _Answer]:
         if answer.status not in (401, 403) and not isinstance(answer.data, dict):
             raise rest.error(f"{rest.where}: GET /slurm/{version}/ping: {answer.not_json()}")
         return version, answer
-    low, high = min(candidates, key=_version_key), max(candidates, key=_version_key)
+    low, high = min(candidates, key=version_key), max(candidates, key=version_key)
     tried = f"{high}..{low}" if len(candidates) > 1 else candidates[0]
     raise rest.error(f"{rest.where}: no Slurm REST API version answered ping (tried {tried})")
 
 
-def _rest_node(item: dict[str, Any]) -> dict[str, Any]:
-    return _node(
+def rest_node(item: dict[str, Any]) -> dict[str, Any]:
+    return node_facts(
         name=str(item.get("name") or item.get("hostname") or ""),
         state=item.get("state"),
         flags=item.get("state_flags") or [],
@@ -222,7 +228,7 @@ def _rest_node(item: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _rest_partition(item: dict[str, Any]) -> dict[str, Any]:
+def rest_partition(item: dict[str, Any]) -> dict[str, Any]:
     inner: dict[str, Any] = item["partition"] if isinstance(item.get("partition"), dict) else {}
     # v0.0.39 and later leave a partition's flags out: which one is the default is not said.
     said = "flags" in item or "flags" in inner
@@ -238,7 +244,7 @@ def _rest_partition(item: dict[str, Any]) -> dict[str, Any]:
         cpus = item["cpus"].get("total")
     if isinstance(item.get("nodes"), dict):
         total_nodes = item["nodes"].get("total")
-    return _partition(
+    return partition_facts(
         name=str(item.get("name") or ""),
         state=item.get("state") or inner.get("state"),
         nodes=nodes,
@@ -249,7 +255,7 @@ def _rest_partition(item: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _job_state(job: dict[str, Any]) -> str:
+def job_state(job: dict[str, Any]) -> str:
     state = job.get("job_state")
     if isinstance(state, list):
         state = state[0] if state else ""
@@ -271,16 +277,16 @@ def read_rest_answer(facts: dict[str, Any], what: str, data: dict[str, Any], sou
     elif what == "diag":
         stats = data.get("statistics") or {}
         keep = ("server_thread_count", "agent_queue_size", "jobs_pending", "jobs_running")
-        facts["diag"] = {k: _int(stats.get(k)) for k in keep if k in stats}
+        facts["diag"] = {k: as_int(stats.get(k)) for k in keep if k in stats}
     elif what == "nodes":
-        facts["nodes"] = [_rest_node(n) for n in data.get("nodes") or [] if isinstance(n, dict)]
+        facts["nodes"] = [rest_node(n) for n in data.get("nodes") or [] if isinstance(n, dict)]
         facts["gpu_nodes"] = gpu_nodes(facts["nodes"], source)
     elif what == "partitions":
         items = data.get("partitions") or []
-        facts["partitions"] = [_rest_partition(p) for p in items if isinstance(p, dict)]
+        facts["partitions"] = [rest_partition(p) for p in items if isinstance(p, dict)]
     elif what == "jobs":
         jobs = [j for j in data.get("jobs") or [] if isinstance(j, dict)]
-        pending = [j for j in jobs if _job_state(j) == "PENDING"]
+        pending = [j for j in jobs if job_state(j) == "PENDING"]
         reasons = Counter(str(j.get("state_reason") or "None") for j in pending)
         facts["jobs_pending_reasons"] = dict(reasons)
 
@@ -294,9 +300,9 @@ def probe_slurm_rest(
     the address it returns. Parts that fail land in could_not_check; ConnectorError when
     nothing at all could be read (unreachable, not slurmrestd, every request refused).
     """
-    rest = _Rest(target, resolve)
-    version, ping = _discover(rest)
-    facts = _facts(version)
+    rest = Rest(target, resolve)
+    version, ping = discover(rest)
+    facts = empty_facts(version)
     read_any = False
     problems = []
 
@@ -332,8 +338,8 @@ def check_slurm_rest(
     """What "test connection" says: the newest API version slurmrestd serves, and whether it
     accepts the user and token (its ping answer). Raises ConnectorError when it cannot be
     reached or is not slurmrestd."""
-    rest = _Rest(target, resolve)
-    version, ping = _discover(rest)
+    rest = Rest(target, resolve)
+    version, ping = discover(rest)
     reason = rest.failure(ping, f"GET /slurm/{version}/ping")
     return {
         "server": rest.where,

@@ -81,7 +81,7 @@ _COUNT = re.compile(r"^(\d+)([kmgtp]?)$", re.IGNORECASE)
 _NULL_TYPE = re.compile(r":\(null\)(?=:|\(|$)", re.IGNORECASE)
 
 
-def _text(value: Any) -> str | None:
+def as_text(value: Any) -> str | None:
     """A string value with Slurm's "nothing" markers as None."""
     if value is None:
         return None
@@ -89,7 +89,7 @@ def _text(value: Any) -> str | None:
     return None if text.lower() in _NULLS else text
 
 
-def _int(value: Any) -> int | None:
+def as_int(value: Any) -> int | None:
     """An integer from JSON or text; v0.0.40+ wraps numbers as {"set", "infinite", "number"}."""
     if isinstance(value, dict):
         if not value.get("set", True) or value.get("infinite"):
@@ -154,7 +154,7 @@ def _split_top(text: str) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
-def _count(text: str) -> int | None:
+def count_of(text: str) -> int | None:
     match = _COUNT.match(text.strip())
     if not match:
         return None
@@ -170,7 +170,7 @@ def parse_gres(text: str | None) -> list[dict[str, Any]]:
     A name without a count means one, as in Slurm. Each entry is
     {"name", "type", "count", "indexes"}; `indexes` is the "IDX:" part of used GRES.
     """
-    if _text(text) is None:
+    if as_text(text) is None:
         return []
     entries = []
     for item in _split_top(str(text)):
@@ -188,10 +188,10 @@ def parse_gres(text: str | None) -> list[dict[str, Any]]:
             continue
         name, rest = parts[0], [p for p in parts[1:] if p.lower() != "no_consume"]
         count: int | None = 1
-        if rest and _count(rest[-1]) is not None:
-            count = _count(rest[-1])
+        if rest and count_of(rest[-1]) is not None:
+            count = count_of(rest[-1])
             rest = rest[:-1]
-        indexes = _text(extras.get("IDX"))
+        indexes = as_text(extras.get("IDX"))
         entries.append(
             {"name": name, "type": ":".join(rest) or None, "count": count, "indexes": indexes}
         )
@@ -202,7 +202,7 @@ def _gpu_count(entries: list[dict[str, Any]]) -> int:
     return sum(e["count"] or 0 for e in entries if e["name"] == "gpu")
 
 
-def _node(
+def node_facts(
     *,
     name: str,
     state: Any,
@@ -222,21 +222,21 @@ def _node(
     used_list = parse_gres(gres_used)
     total = None if gres is None else _gpu_count(gres_list)
     used: int | None = None
-    if gres_used is not None and (_text(gres_used) is not None or not total):
+    if gres_used is not None and (as_text(gres_used) is not None or not total):
         used = _gpu_count(used_list)
     return {
         "name": name,
         "state": base,
         "state_flags": state_flags,
-        "reason": _text(reason),
+        "reason": as_text(reason),
         "partitions": [p for p in partitions if p],
         "gres": gres_list,
         "gres_used": used_list,
         "gpus_total": total,
         "gpus_used": used,
-        "cpus": _int(cpus),
-        "real_memory_mb": _int(memory),
-        "version": version_in(_text(version)),
+        "cpus": as_int(cpus),
+        "real_memory_mb": as_int(memory),
+        "version": version_in(as_text(version)),
     }
 
 
@@ -262,7 +262,7 @@ def gpu_nodes(nodes: list[dict[str, Any]], source: str) -> list[NodeFacts]:
     return documents
 
 
-def _facts(api_version: str | None) -> dict[str, Any]:
+def empty_facts(api_version: str | None) -> dict[str, Any]:
     return {
         "format": FACTS_FORMAT,
         "api_version": api_version,

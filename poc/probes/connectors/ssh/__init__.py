@@ -27,24 +27,24 @@ from typing import Any
 import asyncssh
 
 from poc.probes.connectors.ssh.connection import (
-    _RUN_KEYS,
     ENCRYPTION_ALGS,
+    RUN_KEYS,
     ConnectorError,
     NodeResult,
     SshNode,
-    _connect_options,
-    _describe,
+    connect_options,
+    describe,
     fingerprint,
 )
 from poc.probes.connectors.ssh.script import (
-    _add_note,
-    _Batch,
-    _batch_entry,
-    _pump,
-    _Splitter,
-    _Step,
-    _succeeded,
-    _words,
+    Batch,
+    Splitter,
+    Step,
+    add_note,
+    batch_entry,
+    pump,
+    shown_words,
+    succeeded,
 )
 from poc.probes.node import agent
 
@@ -81,7 +81,7 @@ async def fetch_host_key(address: str, port: int, *, timeout: float = 15.0) -> s
     try:
         key = await asyncio.wait_for(asyncssh.get_server_host_key(address, port), timeout)
     except Exception as exc:
-        raise ConnectorError(_describe(exc)[1]) from None
+        raise ConnectorError(describe(exc)[1]) from None
     if key is None:
         raise ConnectorError("the server presented no host key")
     return key.export_public_key("openssh").decode().strip()
@@ -106,7 +106,7 @@ async def _run(
         if process is not None:
             await _stop(process)
     except (asyncssh.Error, OSError) as exc:
-        entry.update(stdout="", stderr="", error=_describe(exc)[1])
+        entry.update(stdout="", stderr="", error=describe(exc)[1])
     else:
         entry.update(
             exit_code=done.exit_status,
@@ -214,11 +214,11 @@ trap : TERM
 kill -s TERM 0"""
 
 
-def _batch_script(nonce: str, steps: Sequence[_Step]) -> str:
+def _batch_script(nonce: str, steps: Sequence[Step]) -> str:
     """The POSIX sh script running `steps` in order, each framed on both streams."""
     lines = [_SCRIPT.replace("@NONCE@", nonce).replace("@GRACE@", str(KILL_GRACE))]
     for index, step in enumerate(steps):
-        run = f"_wb_r {index} {_words(step)}"
+        run = f"_wb_r {index} {shown_words(step)}"
         if step.group:
             # Only while no earlier command of the group exited 0.
             run = f'if [ -z "$_wb_k" ]; then {run}; [ "$_wb_s" = 0 ] && _wb_k={index}; fi'
@@ -229,7 +229,7 @@ def _batch_script(nonce: str, steps: Sequence[_Step]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _deadline(out: _Splitter, timeout: float) -> float:
+def _deadline(out: Splitter, timeout: float) -> float:
     """When the client gives up on the batch (and cuts it) if no marker comes before."""
     if out.eof:  # every command is done: stderr's end is on its way
         return out.last + BATCH_SLACK
@@ -238,7 +238,7 @@ def _deadline(out: _Splitter, timeout: float) -> float:
     return out.last + timeout + BATCH_SLACK
 
 
-def _signal_due(out: _Splitter, timeout: float, sent: dict[int, str]) -> tuple[str, float] | None:
+def _signal_due(out: Splitter, timeout: float, sent: dict[int, str]) -> tuple[str, float] | None:
     """The signal the running command has coming (TERM at its limit, KILL KILL_GRACE seconds
     later) and when; None when it has had both or its process is not known."""
     index = out.current
@@ -250,19 +250,19 @@ def _signal_due(out: _Splitter, timeout: float, sent: dict[int, str]) -> tuple[s
 
 
 async def _run_batch(
-    conn: asyncssh.SSHClientConnection, steps: Sequence[_Step], timeout: float
-) -> _Batch:
+    conn: asyncssh.SSHClientConnection, steps: Sequence[Step], timeout: float
+) -> Batch:
     nonce = secrets.token_hex(16)
-    out, err = _Splitter(nonce, OUTPUT_LIMIT), _Splitter(nonce, STDERR_LIMIT)
-    batch = _Batch(entries=[None] * len(steps))
+    out, err = Splitter(nonce, OUTPUT_LIMIT), Splitter(nonce, STDERR_LIMIT)
+    batch = Batch(entries=[None] * len(steps))
     cut = ""
     sent: dict[int, str] = {}  # the signals asked for, by command
     try:
         process = await conn.create_process(_batch_script(nonce, steps), encoding=None)
     except (asyncssh.Error, OSError) as exc:
-        batch.note = f"the batch could not start ({_describe(exc)[1]})"
+        batch.note = f"the batch could not start ({describe(exc)[1]})"
         return batch
-    pumps = asyncio.gather(_pump(process.stdout, out), _pump(process.stderr, err))
+    pumps = asyncio.gather(pump(process.stdout, out), pump(process.stderr, err))
     try:
         while not pumps.done():
             now = time.monotonic()
@@ -284,7 +284,7 @@ async def _run_batch(
         else:
             pumps.result()
     except (asyncssh.Error, OSError) as exc:
-        cut = _describe(exc)[1]
+        cut = describe(exc)[1]
     finally:
         pumps.cancel()
         await asyncio.gather(pumps, return_exceptions=True)
@@ -310,15 +310,15 @@ async def _run_batch(
     for index, step in enumerate(steps):
         if index in out.began:
             timed_out = index in sent
-            batch.entries[index] = _batch_entry(step, index, out, err, timeout, timed_out, cut, now)
+            batch.entries[index] = batch_entry(step, index, out, err, timeout, timed_out, cut, now)
             if index not in out.status:
                 batch.note = f"the batch was cut at `{step.name}` ({cut or 'it ended early'})"
     return batch
 
 
 async def _batched(
-    conn: asyncssh.SSHClientConnection, steps: Sequence[_Step], timeout: float
-) -> _Batch:
+    conn: asyncssh.SSHClientConnection, steps: Sequence[Step], timeout: float
+) -> Batch:
     """Every step's entry, from the batch where it could run them, else from channels of their
     own (with a note saying why); the steps of a group the batch did not reach stay None for
     the group's own rule (_kernel_log)."""
@@ -327,7 +327,7 @@ async def _batched(
     for index, step in enumerate(steps):
         if batch.entries[index] is None and not step.group:
             entry = await _run(conn, step.name, step.command, timeout)
-            _add_note(entry, note)
+            add_note(entry, note)
             batch.entries[index] = entry
     batch.note = note
     return batch
@@ -363,7 +363,7 @@ async def _query_gpu(
         if not fields:
             break
     if dropped:
-        _add_note(
+        add_note(
             entry,
             "fields this driver does not know were left out: " + ", ".join(dropped),
         )
@@ -383,32 +383,32 @@ async def _kernel_log(
         entry = ran[index] if index < len(ran) else None
         if entry is None:
             entry = await _run(conn, name, command, timeout)
-            _add_note(entry, note)
+            add_note(entry, note)
         entry["stdout"] = "".join(
             line
             for line in entry["stdout"].splitlines(keepends=True)
             if any(marker in line for marker in KERNEL_LOG_MARKERS)
         )
-        _add_note(entry, agent.KERNEL_LOG_NOTE)
+        add_note(entry, agent.KERNEL_LOG_NOTE)
         if entry["error"] is None and agent.PERMISSION_TEXT.search(entry["stderr"]):
             entry["error"] = "permission denied"
         entries.append(entry)
-        if _succeeded(entry):
+        if succeeded(entry):
             break
     return entries
 
 
 Commands = Sequence[tuple[str, str]]
 
-HOSTNAME = _Step("hostname", "hostname")
+HOSTNAME = Step("hostname", "hostname")
 
 
-def _gpu_steps() -> list[_Step]:
+def _gpu_steps() -> list[Step]:
     query = "nvidia-smi --query-gpu=" + ",".join(agent.QUERY_FIELDS) + " --format=csv"
     plain = ["nvidia-smi -q -x", query, "nvidia-smi -L"]
     plain += ["nvidia-smi nvlink -s", "nvidia-smi nvlink -e"]
-    return [_Step(c, c) for c in plain] + [
-        _Step(name, command, group="kernel log") for name, command in KERNEL_LOG_COMMANDS
+    return [Step(c, c) for c in plain] + [
+        Step(name, command, group="kernel log") for name, command in KERNEL_LOG_COMMANDS
     ]
 
 
@@ -425,7 +425,7 @@ async def _node_outputs(
     if commands is None:
         steps = lead + _gpu_steps()
     else:
-        steps = lead + [_Step(name, command, plain=False) for name, command in commands]
+        steps = lead + [Step(name, command, plain=False) for name, command in commands]
     batch = await _batched(conn, steps, timeout)
     host = batch.entries[0] if hostname else None
     rest = batch.entries[len(lead) :]
@@ -451,19 +451,19 @@ async def probe_node(node: SshNode, commands: Commands | None = None) -> NodeRes
     started = time.monotonic()
     result = NodeResult(node=node)
     try:
-        options = _connect_options(node)
+        options = connect_options(node)
         async with asyncssh.connect(**options) as conn:
             hostname, result.outputs = await _node_outputs(
                 conn, node.command_timeout, commands, hostname=True
             )
-            if hostname is not None and _succeeded(hostname):
+            if hostname is not None and succeeded(hostname):
                 result.remote_host = hostname["stdout"].strip()[:255]
     except ConnectorError as exc:
         result.failure, result.error = "error", str(exc)
         if "host key" in str(exc):
             result.failure = "host_key"
     except Exception as exc:  # every failure of one node is that node's outcome
-        result.failure, result.error = _describe(exc)
+        result.failure, result.error = describe(exc)
     result.seconds = round(time.monotonic() - started, 3)
     return result
 
@@ -477,7 +477,7 @@ async def _probe_all(
 ) -> None:
     semaphore = asyncio.Semaphore(max(1, concurrency))
     keys: dict[tuple[str, str], asyncssh.SSHKey] = {}
-    token = _RUN_KEYS.set(keys)  # the node tasks below start in this context
+    token = RUN_KEYS.set(keys)  # the node tasks below start in this context
 
     async def one(node: SshNode) -> None:
         # The result is handed on here, not returned: a finished task keeps what it returns
@@ -498,7 +498,7 @@ async def _probe_all(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        _RUN_KEYS.reset(token)
+        RUN_KEYS.reset(token)
         keys.clear()
 
 

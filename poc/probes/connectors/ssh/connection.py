@@ -75,7 +75,7 @@ def fingerprint(key_line: str) -> str:
     return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
-def _describe(exc: BaseException) -> tuple[str, str]:
+def describe(exc: BaseException) -> tuple[str, str]:
     """(failure kind, a readable reason) for an exception met while connecting."""
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         return "host_key", (
@@ -121,13 +121,13 @@ ENCRYPTION_ALGS = (
 )
 # The keys read during one run (probe_nodes), by their text: a run reads its cluster's key once,
 # not once a node (reading an RSA key checks it, which takes a good part of a second).
-_RUN_KEYS: contextvars.ContextVar[dict[tuple[str, str], asyncssh.SSHKey] | None] = (
+RUN_KEYS: contextvars.ContextVar[dict[tuple[str, str], asyncssh.SSHKey] | None] = (
     contextvars.ContextVar("ssh_run_keys", default=None)
 )
 
 
 def _import_key(text: str, passphrase: str = "", *, private: bool) -> asyncssh.SSHKey:
-    keys = _RUN_KEYS.get()
+    keys = RUN_KEYS.get()
     cached = keys.get((text, passphrase)) if keys is not None else None
     if cached is not None:
         return cached
@@ -140,7 +140,7 @@ def _import_key(text: str, passphrase: str = "", *, private: bool) -> asyncssh.S
     return key
 
 
-def _connect_options(node: SshNode) -> dict[str, Any]:
+def connect_options(node: SshNode) -> dict[str, Any]:
     if not node.host_key:
         raise ConnectorError(
             "no host key is pinned for this node: test the connection and confirm its key first"

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 
-def _succeeded(entry: dict[str, Any]) -> bool:
+def succeeded(entry: dict[str, Any]) -> bool:
     return entry["error"] is None and entry["exit_code"] == 0
 
 
-def _add_note(entry: dict[str, Any], note: str) -> None:
+def add_note(entry: dict[str, Any], note: str) -> None:
     if note:
         entry["note"] = f"{entry['note']}; {note}" if entry.get("note") else note
 
@@ -23,7 +23,7 @@ _SIGNALS = {int(s): s.name.removeprefix("SIG") for s in signal.Signals}
 
 
 @dataclass(frozen=True)
-class _Step:
+class Step:
     """One command of a node's batch. `plain`: its words run as they are (the GPU commands);
     otherwise the login shell reads it, as on a channel of its own. Steps of one `group` stop
     at the first that exits 0 (the kernel log: dmesg, else journalctl)."""
@@ -34,14 +34,14 @@ class _Step:
     group: str = ""
 
 
-def _words(step: _Step) -> str:
+def shown_words(step: Step) -> str:
     words = step.command.split()
     if step.plain and words and "=" not in words[0] and all(map(_PLAIN_WORD.match, words)):
         return " ".join(words)
     return '"${SHELL:-/bin/sh}" -c ' + shlex.quote(step.command)
 
 
-class _Splitter:
+class Splitter:
     """One stream of a batch (stdout or stderr), split at its markers as it arrives; each
     command's part is kept up to `limit` bytes."""
 
@@ -129,7 +129,7 @@ class _Splitter:
 
 
 @dataclass
-class _Batch:
+class Batch:
     """What the batch gave: an entry per command it ran (None where it did not reach), and a
     note for the commands that then run on channels of their own ("" when none need to)."""
 
@@ -137,17 +137,17 @@ class _Batch:
     note: str = ""
 
 
-async def _pump(reader: Any, splitter: _Splitter) -> None:
+async def pump(reader: Any, splitter: Splitter) -> None:
     while chunk := await reader.read(65536):
         splitter.feed(chunk, time.monotonic())
     splitter.eof = True
 
 
-def _batch_entry(
-    step: _Step,
+def batch_entry(
+    step: Step,
     index: int,
-    out: _Splitter,
-    err: _Splitter,
+    out: Splitter,
+    err: Splitter,
     timeout: float,
     timed_out: bool,
     cut: str,

@@ -85,26 +85,26 @@ class Param:
         return schema
 
 
-class _Result(NamedTuple):
+class Result(NamedTuple):
     status: Status
     measured: str
     detail: str
 
 
-def _passed(measured: str, detail: str = "") -> _Result:
-    return _Result("passed", measured, detail)
+def passed_result(measured: str, detail: str = "") -> Result:
+    return Result("passed", measured, detail)
 
 
-def _failed(measured: str, detail: str) -> _Result:
-    return _Result("failed", measured, detail)
+def failed_result(measured: str, detail: str) -> Result:
+    return Result("failed", measured, detail)
 
 
-def _unable(detail: str, measured: str = "") -> _Result:
-    return _Result("unable", measured, detail)
+def unable_result(detail: str, measured: str = "") -> Result:
+    return Result("unable", measured, detail)
 
 
-Evaluate = Callable[[dict[str, Any], list[NodeFacts]], _Result]
-ClusterEvaluate = Callable[[dict[str, Any], list[NodeFacts], dict[str, Any]], _Result]
+Evaluate = Callable[[dict[str, Any], list[NodeFacts]], Result]
+ClusterEvaluate = Callable[[dict[str, Any], list[NodeFacts], dict[str, Any]], Result]
 Statement = Callable[[dict[str, Any]], str]
 
 
@@ -132,11 +132,11 @@ class Check:
         }
 
 
-def _node_name(node: NodeFacts, position: int) -> str:
+def node_name(node: NodeFacts, position: int) -> str:
     return node["host"] or _("node %(number)s") % {"number": position + 1}
 
 
-def _gpu_name(nodes: list[NodeFacts], position: int, gpu_index: int | None) -> str:
+def gpu_name(nodes: list[NodeFacts], position: int, gpu_index: int | None) -> str:
     gpu = (
         _("GPU %(index)s") % {"index": gpu_index}
         if gpu_index is not None
@@ -144,10 +144,10 @@ def _gpu_name(nodes: list[NodeFacts], position: int, gpu_index: int | None) -> s
     )
     if len(nodes) == 1:
         return gpu
-    return _("%(gpu)s on %(node)s") % {"gpu": gpu, "node": _node_name(nodes[position], position)}
+    return _("%(gpu)s on %(node)s") % {"gpu": gpu, "node": node_name(nodes[position], position)}
 
 
-def _listing(items: list[str]) -> str:
+def listing(items: list[str]) -> str:
     """The first few items, then how many more."""
     shown = "; ".join(items[:DETAIL_ITEMS])
     rest = len(items) - DETAIL_ITEMS
@@ -156,39 +156,39 @@ def _listing(items: list[str]) -> str:
     return shown
 
 
-def _gpus(nodes: list[NodeFacts]) -> Iterable[tuple[int, GpuFacts]]:
+def each_gpu(nodes: list[NodeFacts]) -> Iterable[tuple[int, GpuFacts]]:
     for position, node in enumerate(nodes):
         for gpu in node["gpus"]:
             yield position, gpu
 
 
-def _unlisted(nodes: list[NodeFacts]) -> list[str]:
+def unlisted_nodes(nodes: list[NodeFacts]) -> list[str]:
     """The nodes whose inventory is unknown: no output read lists their GPUs (a kernel log
     alone, a -q fragment); see NodeFacts.gpus_listed."""
     return [
-        _node_name(node, position)
+        node_name(node, position)
         for position, node in enumerate(nodes)
         if not node.get("gpus_listed", True)
     ]
 
 
-def _no_gpus(nodes: list[NodeFacts]) -> _Result:
+def no_gpus(nodes: list[NodeFacts]) -> Result:
     """A check on GPUs when the run holds none: none was found, or (where some node's
     inventory is unknown) none was listed."""
-    unlisted = _unlisted(nodes)
+    unlisted = unlisted_nodes(nodes)
     if unlisted:
-        return _unable(
+        return unable_result(
             _("The GPUs were not listed on %(nodes)s (only a kernel log or fragments were read).")
-            % {"nodes": _listing(unlisted)}
+            % {"nodes": listing(unlisted)}
         )
-    return _unable(_("No GPU was found in this run."))
+    return unable_result(_("No GPU was found in this run."))
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
     """A measured figure as people write it: 778.6, 312, 4.19."""
     return f"{value:.3g}" if value < 10 else f"{value:.1f}".removesuffix(".0")
 
 
-def _published(value: float | None) -> str:
+def published_figure(value: float | None) -> str:
     """A published figure as the datasheet prints it: 989.5, 362.05, 1.555."""
     return f"{value or 0.0:g}"

@@ -5,36 +5,36 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from poc.probes.rules.checks.base import Check, Param, _number
+from poc.probes.rules.checks.base import Check, Param, number
 from poc.probes.rules.checks.gpu_health import (
-    _all_gpus_healthy,
-    _dcgm_diag_passed,
-    _no_actionable_xid,
-    _nvlink_all_active,
+    all_gpus_healthy,
+    dcgm_diag_passed,
+    no_actionable_xid,
+    nvlink_all_active,
 )
 from poc.probes.rules.checks.inventory import (
-    _cuda_at_least,
-    _driver_at_least,
-    _ecc_enabled,
-    _gpu_count_at_least,
-    _gpu_model_in,
-    _gpus_per_node_at_least,
-    _mig_enabled,
-    _mig_profile_count_at_least,
-    _persistence_mode_enabled,
+    cuda_at_least,
+    driver_at_least,
+    ecc_enabled,
+    gpu_count_at_least,
+    gpu_model_in,
+    gpus_per_node_at_least,
+    mig_enabled,
+    mig_profile_count_at_least,
+    persistence_mode_enabled,
 )
 from poc.probes.rules.checks.performance import (
     MATMUL_DTYPES,
-    _copy_bandwidth_percent_of_peak,
-    _host_to_device_gbps_at_least,
-    _matmul_percent_of_peak,
+    copy_bandwidth_percent_of_peak,
+    host_to_device_gbps_at_least,
+    matmul_percent_of_peak,
 )
 from poc.probes.rules.checks.scheduling import (
     FAILURE_SCENARIOS,
-    _controlled_failure_clean,
-    _no_cluster,
-    _product_present,
-    _queues_present,
+    controlled_failure_clean,
+    no_cluster,
+    product_present,
+    queues_present,
 )
 
 
@@ -55,7 +55,7 @@ CHECKS: tuple[Check, ...] = (
         description=gettext_lazy("The run found at least this many GPUs, over all its nodes."),
         params=(_count_param(1_000_000, gettext_lazy("Minimum number of GPUs")),),
         statement=lambda p: _("GPU count ≥ %(count)s") % p,
-        evaluate=_gpu_count_at_least,
+        evaluate=gpu_count_at_least,
     ),
     Check(
         key="gpus_per_node_at_least",
@@ -63,7 +63,7 @@ CHECKS: tuple[Check, ...] = (
         description=gettext_lazy("Every node of the run has at least this many GPUs."),
         params=(_count_param(1024, gettext_lazy("Minimum number of GPUs per node")),),
         statement=lambda p: _("GPUs per node ≥ %(count)s") % p,
-        evaluate=_gpus_per_node_at_least,
+        evaluate=gpus_per_node_at_least,
     ),
     Check(
         key="gpu_model_in",
@@ -76,7 +76,7 @@ CHECKS: tuple[Check, ...] = (
         statement=lambda p: (
             _("GPU model is one of: %(models)s") % {"models": ", ".join(p["models"])}
         ),
-        evaluate=_gpu_model_in,
+        evaluate=gpu_model_in,
     ),
     Check(
         key="all_gpus_healthy",
@@ -93,7 +93,7 @@ CHECKS: tuple[Check, ...] = (
         statement=lambda p: (
             _("All GPUs healthy or degraded") if p["allow_degraded"] else _("All GPUs healthy")
         ),
-        evaluate=_all_gpus_healthy,
+        evaluate=all_gpus_healthy,
     ),
     Check(
         key="no_actionable_xid",
@@ -105,7 +105,7 @@ CHECKS: tuple[Check, ...] = (
         ),
         params=(),
         statement=lambda p: _("No actionable Xid error in the kernel log"),
-        evaluate=_no_actionable_xid,
+        evaluate=no_actionable_xid,
     ),
     Check(
         key="dcgm_diag_passed",
@@ -120,7 +120,7 @@ CHECKS: tuple[Check, ...] = (
             if p["allow_warn"]
             else _("DCGM diagnostics passed without warnings")
         ),
-        evaluate=_dcgm_diag_passed,
+        evaluate=dcgm_diag_passed,
     ),
     Check(
         key="ecc_enabled",
@@ -128,7 +128,7 @@ CHECKS: tuple[Check, ...] = (
         description=gettext_lazy("ECC is enabled on every GPU."),
         params=(),
         statement=lambda p: _("ECC enabled on every GPU"),
-        evaluate=_ecc_enabled,
+        evaluate=ecc_enabled,
     ),
     Check(
         key="persistence_mode_enabled",
@@ -136,7 +136,7 @@ CHECKS: tuple[Check, ...] = (
         description=gettext_lazy("Persistence mode is enabled on every GPU."),
         params=(),
         statement=lambda p: _("Persistence mode enabled on every GPU"),
-        evaluate=_persistence_mode_enabled,
+        evaluate=persistence_mode_enabled,
     ),
     Check(
         key="mig_enabled",
@@ -144,7 +144,7 @@ CHECKS: tuple[Check, ...] = (
         description=gettext_lazy("MIG mode is currently enabled on every GPU."),
         params=(),
         statement=lambda p: _("MIG enabled on every GPU"),
-        evaluate=_mig_enabled,
+        evaluate=mig_enabled,
     ),
     Check(
         key="mig_profile_count_at_least",
@@ -159,7 +159,7 @@ CHECKS: tuple[Check, ...] = (
             _count_param(10_000, gettext_lazy("Minimum number of MIG devices")),
         ),
         statement=lambda p: _("MIG devices of profile %(profile)s ≥ %(count)s") % p,
-        evaluate=_mig_profile_count_at_least,
+        evaluate=mig_profile_count_at_least,
     ),
     Check(
         key="nvlink_all_active",
@@ -178,7 +178,7 @@ CHECKS: tuple[Check, ...] = (
             ),
         ),
         statement=lambda p: _("All NVLink links active, at least %(min_links)s per GPU") % p,
-        evaluate=_nvlink_all_active,
+        evaluate=nvlink_all_active,
     ),
     Check(
         key="driver_at_least",
@@ -188,7 +188,7 @@ CHECKS: tuple[Check, ...] = (
         ),
         params=(Param("version", "version", gettext_lazy("Minimum version, such as 535.104.05")),),
         statement=lambda p: _("Driver version ≥ %(version)s") % p,
-        evaluate=_driver_at_least,
+        evaluate=driver_at_least,
     ),
     Check(
         key="cuda_at_least",
@@ -198,7 +198,7 @@ CHECKS: tuple[Check, ...] = (
         ),
         params=(Param("version", "version", gettext_lazy("Minimum version, such as 12.2")),),
         statement=lambda p: _("CUDA version ≥ %(version)s") % p,
-        evaluate=_cuda_at_least,
+        evaluate=cuda_at_least,
     ),
     Check(
         key="matmul_percent_of_peak",
@@ -214,9 +214,9 @@ CHECKS: tuple[Check, ...] = (
         ),
         statement=lambda p: (
             _("%(dtype)s matrix product ≥ %(percent)s %% of published peak")
-            % {"dtype": p["dtype"], "percent": _number(p["percent"])}
+            % {"dtype": p["dtype"], "percent": number(p["percent"])}
         ),
-        evaluate=_matmul_percent_of_peak,
+        evaluate=matmul_percent_of_peak,
     ),
     Check(
         key="copy_bandwidth_percent_of_peak",
@@ -228,9 +228,9 @@ CHECKS: tuple[Check, ...] = (
         params=(_percent_param(),),
         statement=lambda p: (
             _("Device memory copy ≥ %(percent)s %% of published bandwidth")
-            % {"percent": _number(p["percent"])}
+            % {"percent": number(p["percent"])}
         ),
-        evaluate=_copy_bandwidth_percent_of_peak,
+        evaluate=copy_bandwidth_percent_of_peak,
     ),
     Check(
         key="host_to_device_gbps_at_least",
@@ -249,9 +249,9 @@ CHECKS: tuple[Check, ...] = (
             ),
         ),
         statement=lambda p: (
-            _("Host-to-device bandwidth ≥ %(gbps)s GB/s") % {"gbps": _number(p["gbps"])}
+            _("Host-to-device bandwidth ≥ %(gbps)s GB/s") % {"gbps": number(p["gbps"])}
         ),
-        evaluate=_host_to_device_gbps_at_least,
+        evaluate=host_to_device_gbps_at_least,
     ),
 )
 
@@ -276,8 +276,8 @@ CHECKS = (
             ),
         ),
         statement=lambda p: _("Controlled failure %(scenario)s refused with a reason") % p,
-        evaluate=_no_cluster,
-        evaluate_cluster=_controlled_failure_clean,
+        evaluate=no_cluster,
+        evaluate_cluster=controlled_failure_clean,
     ),
     Check(
         key="scheduler_queues_present",
@@ -290,8 +290,8 @@ CHECKS = (
         statement=lambda p: (
             _("Scheduler queues exist: %(names)s") % {"names": ", ".join(p["names"])}
         ),
-        evaluate=_no_cluster,
-        evaluate_cluster=_queues_present,
+        evaluate=no_cluster,
+        evaluate_cluster=queues_present,
     ),
     Check(
         key="product_present",
@@ -312,8 +312,8 @@ CHECKS = (
         statement=lambda p: (
             (_("%(product)s installed and ready") if p["ready"] else _("%(product)s installed")) % p
         ),
-        evaluate=_no_cluster,
-        evaluate_cluster=_product_present,
+        evaluate=no_cluster,
+        evaluate_cluster=product_present,
     ),
 )
 

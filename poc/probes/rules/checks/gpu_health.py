@@ -11,21 +11,21 @@ from poc.probes.facts import NodeFacts
 from poc.probes.rules import health
 from poc.probes.rules import xid as xid_catalogue
 from poc.probes.rules.checks.base import (
-    _failed,
-    _gpu_name,
-    _gpus,
-    _listing,
-    _no_gpus,
-    _node_name,
-    _passed,
-    _Result,
-    _unable,
+    Result,
+    each_gpu,
+    failed_result,
+    gpu_name,
+    listing,
+    no_gpus,
+    node_name,
+    passed_result,
+    unable_result,
 )
 
 
-def _all_gpus_healthy(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+def all_gpus_healthy(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
     if not nodes:
-        return _unable(_("The probe run holds no node."))
+        return unable_result(_("The probe run holds no node."))
     assessments = [health.assess_node(node) for node in nodes]
     verdicts: Counter[str] = Counter()
     bad: list[str] = []
@@ -43,9 +43,9 @@ def _all_gpus_healthy(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result
         for problem in health.all_problems(judged):
             if problem["severity"] == "failed" or not params["allow_degraded"]:
                 where = (
-                    _node_name(nodes[position], position)
+                    node_name(nodes[position], position)
                     if problem["gpu_index"] is None
-                    else _gpu_name(nodes, position, problem["gpu_index"])
+                    else gpu_name(nodes, position, problem["gpu_index"])
                 )
                 bad.append(f"{where}: {problem['message']}")
     total = sum(verdicts.values())
@@ -62,24 +62,24 @@ def _all_gpus_healthy(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result
     if not_checked:
         measured += "; " + _("not checked: %(codes)s") % {"codes": ", ".join(sorted(not_checked))}
     if bad:
-        return _failed(measured, _listing(bad))
+        return failed_result(measured, listing(bad))
     if sum(assessment.conclusive for assessment in assessments) == 0:
-        return _unable(
+        return unable_result(
             _("None of the facts the health rules read was reported, so nothing was checked."),
             measured,
         )
-    return _passed(measured)
+    return passed_result(measured)
 
 
-def _no_actionable_xid(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+def no_actionable_xid(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
     if not nodes:
-        return _unable(_("The probe run holds no node."))
+        return unable_result(_("The probe run holds no node."))
     actionable: Counter[tuple[int, int | None, int]] = Counter()
     events = 0
     unread: list[str] = []
     for position, node in enumerate(nodes):
         if not health.kernel_log_read(node):
-            unread.append(_node_name(node, position))
+            unread.append(node_name(node, position))
             continue
         for event, severity in xid_catalogue.current_events(node["xid_events"]):
             events += 1
@@ -97,9 +97,9 @@ def _no_actionable_xid(params: dict[str, Any], nodes: list[NodeFacts]) -> _Resul
             actionable.items(), key=lambda item: (item[0][0], item[0][1] or -1, item[0][2])
         ):
             where = (
-                _gpu_name(nodes, position, gpu_index)
+                gpu_name(nodes, position, gpu_index)
                 if gpu_index is not None
-                else _node_name(nodes[position], position)
+                else node_name(nodes[position], position)
             )
             info = xid_catalogue.xid_info(code)
             what = (
@@ -109,26 +109,26 @@ def _no_actionable_xid(params: dict[str, Any], nodes: list[NodeFacts]) -> _Resul
                 else _("Xid %(code)s (not in the catalogue, needs review)") % {"code": code}
             )
             found.append(f"{what} ×{count}, {where}")
-        return _failed(measured, _listing(found))
+        return failed_result(measured, listing(found))
     if unread:
-        return _unable(
-            _("The kernel log was not read on %(nodes)s.") % {"nodes": _listing(unread)},
+        return unable_result(
+            _("The kernel log was not read on %(nodes)s.") % {"nodes": listing(unread)},
             measured,
         )
-    return _passed(measured)
+    return passed_result(measured)
 
 
-def _nvlink_all_active(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
-    gpus = list(_gpus(nodes))
+def nvlink_all_active(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
+    gpus = list(each_gpu(nodes))
     if not gpus:
-        return _no_gpus(nodes)
+        return no_gpus(nodes)
     short: list[str] = []
     unknown: list[str] = []
     fewest: int | None = None
     status_known = [health.nvlink_status_known(node) for node in nodes]
     for position, gpu in gpus:
         links = gpu["nvlink_links"]
-        where = _gpu_name(nodes, position, gpu["index"])
+        where = gpu_name(nodes, position, gpu["index"])
         if not links or not status_known[position]:
             unknown.append(where)
             continue
@@ -150,33 +150,33 @@ def _nvlink_all_active(params: dict[str, Any], nodes: list[NodeFacts]) -> _Resul
         else ""
     )
     if short:
-        return _failed(measured, _listing(short))
+        return failed_result(measured, listing(short))
     if unknown:
-        return _unable(
+        return unable_result(
             _("No NVLink link status was reported for %(gpus)s (not read, or no NVLink).")
-            % {"gpus": _listing(unknown)},
+            % {"gpus": listing(unknown)},
             measured,
         )
-    return _passed(measured)
+    return passed_result(measured)
 
 
-def _dcgm_diag_passed(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+def dcgm_diag_passed(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
     if not nodes:
-        return _unable(_("The probe run holds no node."))
+        return unable_result(_("The probe run holds no node."))
     results: Counter[str] = Counter()
     bad: list[str] = []
     not_run: list[str] = []
     for position, node in enumerate(nodes):
         if not node["dcgm"]:
-            not_run.append(_node_name(node, position))
+            not_run.append(node_name(node, position))
         for test in node["dcgm"]:
             result = test["result"].strip().lower()
             results[result] += 1
             if result == "fail" or (result == "warn" and not params["allow_warn"]):
                 where = (
-                    _gpu_name(nodes, position, test["gpu_index"])
+                    gpu_name(nodes, position, test["gpu_index"])
                     if test["gpu_index"] is not None
-                    else _node_name(node, position)
+                    else node_name(node, position)
                 )
                 bad.append(f"{test['name']} {test['result']} ({where}): {test['info']}")
     measured = _(
@@ -188,12 +188,12 @@ def _dcgm_diag_passed(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result
         "other": sum(results.values()) - results["pass"] - results["fail"] - results["warn"],
     }
     if bad:
-        return _failed(measured, _listing(bad))
+        return failed_result(measured, listing(bad))
     if not_run:
-        return _unable(
-            _("DCGM diagnostics were not run on %(nodes)s.") % {"nodes": _listing(not_run)},
+        return unable_result(
+            _("DCGM diagnostics were not run on %(nodes)s.") % {"nodes": listing(not_run)},
             measured,
         )
     if results["pass"] + results["warn"] == 0:
-        return _unable(_("DCGM ran no test: every test was skipped or not run."), measured)
-    return _passed(measured)
+        return unable_result(_("DCGM ran no test: every test was skipped or not run."), measured)
+    return passed_result(measured)

@@ -17,7 +17,7 @@ from poc.probes.rules.checks.base import (
     Param,
 )
 from poc.probes.rules.checks.catalogue import CHECKS_BY_KEY
-from poc.probes.rules.checks.inventory import _mig_profile
+from poc.probes.rules.checks.inventory import mig_profile
 
 
 def kind_text(param: Param) -> str:
@@ -91,8 +91,8 @@ def _clean(param: Param, value: Any) -> Any:
     text = value.strip().lower()
     if param.kind == "version" and VERSION_RE.fullmatch(text) and len(text) <= 32:
         return text
-    if param.kind == "mig_profile" and MIG_PROFILE_RE.fullmatch(_mig_profile(text)):
-        return _mig_profile(text)
+    if param.kind == "mig_profile" and MIG_PROFILE_RE.fullmatch(mig_profile(text)):
+        return mig_profile(text)
     if param.kind == "choice" and text in param.choices:
         return text
     raise _wrong_type(param)

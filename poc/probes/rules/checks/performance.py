@@ -9,14 +9,14 @@ from django.utils.translation import gettext as _
 from poc.probes.facts import Benchmark, NodeFacts
 from poc.probes.peaks import Peak, peak_for, percent_of_peak
 from poc.probes.rules.checks.base import (
-    _failed,
-    _gpu_name,
-    _listing,
-    _number,
-    _passed,
-    _published,
-    _Result,
-    _unable,
+    Result,
+    failed_result,
+    gpu_name,
+    listing,
+    number,
+    passed_result,
+    published_figure,
+    unable_result,
 )
 
 MATMUL_DTYPES = ("bf16", "fp16", "tf32")
@@ -39,7 +39,7 @@ def _benchmarks(nodes: list[NodeFacts]) -> Iterable[tuple[str, Benchmark, Peak |
             name = (gpu["name"] if gpu else None) or bench.get("device_name")
             device_id = gpu["pci_device_id"] if gpu else None
             model = name or device_id or _("unknown model")
-            yield _gpu_name(nodes, position, gpu_index), bench, peak_for(device_id, name), model
+            yield gpu_name(nodes, position, gpu_index), bench, peak_for(device_id, name), model
 
 
 def _lowest(rows: list[_BenchmarkRow]) -> _BenchmarkRow:
@@ -60,7 +60,7 @@ def _percent_of_peak(
     what: str,
     peak_name: str,
     show: Callable[[_BenchmarkRow], str],
-) -> _Result:
+) -> Result:
     rows: list[_BenchmarkRow] = []
     unable: list[str] = []
     seen = 0
@@ -91,7 +91,7 @@ def _percent_of_peak(
             continue
         rows.append(_BenchmarkRow(where, value, published, percent_of_peak(value, published)))
     if seen == 0:
-        return _unable(_("No benchmark in this run (the agent runs them with --benchmark)."))
+        return unable_result(_("No benchmark in this run (the agent runs them with --benchmark)."))
     measured = _of_many(show(_lowest(rows)), len(rows)) if rows else ""
     low = [
         f"{row.where}: {show(row)}"
@@ -99,20 +99,20 @@ def _percent_of_peak(
         if row.percent is not None and row.percent < params["percent"]
     ]
     if low:
-        return _failed(measured, _listing(low))
+        return failed_result(measured, listing(low))
     if unable:
-        return _unable(_listing(unable), measured)
-    return _passed(measured)
+        return unable_result(listing(unable), measured)
+    return passed_result(measured)
 
 
-def _matmul_percent_of_peak(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+def matmul_percent_of_peak(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
     dtype = params["dtype"]
 
     def show(row: _BenchmarkRow) -> str:
         return _("%(value)s TFLOP/s = %(percent)s %% of %(peak)s TFLOP/s (%(dtype)s)") % {
-            "value": _number(row.value),
+            "value": number(row.value),
             "percent": f"{row.percent:.1f}",
-            "peak": _published(row.peak),
+            "peak": published_figure(row.peak),
             "dtype": dtype,
         }
 
@@ -127,12 +127,12 @@ def _matmul_percent_of_peak(params: dict[str, Any], nodes: list[NodeFacts]) -> _
     )
 
 
-def _copy_bandwidth_percent_of_peak(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+def copy_bandwidth_percent_of_peak(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
     def show(row: _BenchmarkRow) -> str:
         return _("%(value)s TB/s = %(percent)s %% of %(peak)s TB/s") % {
-            "value": _number(row.value),
+            "value": number(row.value),
             "percent": f"{row.percent:.1f}",
-            "peak": _published(row.peak),
+            "peak": published_figure(row.peak),
         }
 
     return _percent_of_peak(
@@ -146,7 +146,7 @@ def _copy_bandwidth_percent_of_peak(params: dict[str, Any], nodes: list[NodeFact
     )
 
 
-def _host_to_device_gbps_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
+def host_to_device_gbps_at_least(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
     rows: list[tuple[str, float]] = []
     unable: list[str] = []
     seen = 0
@@ -163,18 +163,18 @@ def _host_to_device_gbps_at_least(params: dict[str, Any], nodes: list[NodeFacts]
         else:
             rows.append((where, value))
     if seen == 0:
-        return _unable(_("No benchmark in this run (the agent runs them with --benchmark)."))
+        return unable_result(_("No benchmark in this run (the agent runs them with --benchmark)."))
     lowest = min(rows, key=lambda row: row[1]) if rows else None
     measured = (
-        _of_many(_("%(value)s GB/s") % {"value": _number(lowest[1])}, len(rows)) if lowest else ""
+        _of_many(_("%(value)s GB/s") % {"value": number(lowest[1])}, len(rows)) if lowest else ""
     )
     low = [
-        _("%(gpu)s: %(value)s GB/s") % {"gpu": where, "value": _number(value)}
+        _("%(gpu)s: %(value)s GB/s") % {"gpu": where, "value": number(value)}
         for where, value in sorted(rows, key=lambda row: row[1])
         if value < params["gbps"]
     ]
     if low:
-        return _failed(measured, _listing(low))
+        return failed_result(measured, listing(low))
     if unable:
-        return _unable(_listing(unable), measured)
-    return _passed(measured)
+        return unable_result(listing(unable), measured)
+    return passed_result(measured)

@@ -8,48 +8,48 @@ from django.utils.translation import gettext as _
 from poc.probes.facts import NodeFacts
 from poc.probes.rules.checks.base import (
     DETAIL_ITEMS,
-    _failed,
-    _listing,
-    _number,
-    _passed,
-    _Result,
-    _unable,
+    Result,
+    failed_result,
+    listing,
+    number,
+    passed_result,
+    unable_result,
 )
 
 
-def _no_cluster(params: dict[str, Any], nodes: list[NodeFacts]) -> _Result:
-    return _unable(_("this probe read no cluster (an upload or the push agent)"))
+def no_cluster(params: dict[str, Any], nodes: list[NodeFacts]) -> Result:
+    return unable_result(_("this probe read no cluster (an upload or the push agent)"))
 
 
 FAILURE_SCENARIOS = ("more_gpus_than_any_node", "over_resource_quota")
 
 
-def _controlled_failure_clean(
+def controlled_failure_clean(
     params: dict[str, Any], nodes: list[NodeFacts], cluster: dict[str, Any]
-) -> _Result:
+) -> Result:
     failures = cluster.get("controlled_failures")
     if not isinstance(failures, dict):
-        return _unable(_("the run did not include controlled failures"))
+        return unable_result(_("the run did not include controlled failures"))
     wanted = params["scenario"]
     scenarios = [s for s in failures.get("scenarios") or [] if isinstance(s, dict)]
     found = [s for s in scenarios if s.get("name", s.get("scenario")) == wanted]
     if not found:
         reason = failures.get("error") or _("the scenario did not run on this cluster")
-        return _unable(str(reason))
+        return unable_result(str(reason))
     scenario = found[0]
     state = str(scenario.get("state") or "")
     reason = str(scenario.get("reason") or "")
     seconds = scenario.get("seconds")
     measured = _("%(state)s: %(reason)s") % {"state": state or "?", "reason": reason or "—"}
     if isinstance(seconds, int | float):
-        measured += _(" (after %(s)s s)") % {"s": _number(round(seconds, 1))}
+        measured += _(" (after %(s)s s)") % {"s": number(round(seconds, 1))}
     if scenario.get("clean"):
-        return _passed(measured)
+        return passed_result(measured)
     if state == "error":
         # The scenario could not be put to the scheduler (the probe lacked a permission, the
         # site refused the form of the request): nothing was learnt about the shortage.
-        return _unable(reason or _("the scenario did not run on this cluster"))
-    return _failed(
+        return unable_result(reason or _("the scenario did not run on this cluster"))
+    return failed_result(
         measured,
         _("the request was not refused or left pending with a reason in time (%(state)s)")
         % {"state": state or "?"},
@@ -65,14 +65,14 @@ def _queue_names(cluster: dict[str, Any]) -> tuple[list[str], str]:
     return names, "queue"
 
 
-def _queues_present(
+def queues_present(
     params: dict[str, Any], nodes: list[NodeFacts], cluster: dict[str, Any]
-) -> _Result:
+) -> Result:
     names, _kind = _queue_names(cluster)
     missing = [n for n in params["names"] if n not in names]
     measured = ", ".join(names[:DETAIL_ITEMS]) or _("none")
     if not missing:
-        return _passed(measured)
+        return passed_result(measured)
     blocked = [
         c
         for c in cluster.get("could_not_check") or []
@@ -80,24 +80,24 @@ def _queues_present(
         or "partition" in str(c.get("what", "")).lower()
     ]
     if blocked and not names:
-        return _unable(str(blocked[0].get("reason") or ""), measured)
-    return _failed(measured, _("missing: %(names)s") % {"names": _listing(missing)})
+        return unable_result(str(blocked[0].get("reason") or ""), measured)
+    return failed_result(measured, _("missing: %(names)s") % {"names": listing(missing)})
 
 
-def _product_present(
+def product_present(
     params: dict[str, Any], nodes: list[NodeFacts], cluster: dict[str, Any]
-) -> _Result:
+) -> Result:
     wanted = params["product"]
     products = [p for p in cluster.get("products") or [] if p.get("key") == wanted]
     if not products:
-        return _unable(_("this kind of cluster does not report %(p)s") % {"p": wanted})
+        return unable_result(_("this kind of cluster does not report %(p)s") % {"p": wanted})
     product = products[0]
     state = str(product.get("state") or "")
     measured = f"{product.get('name') or wanted}: {state or '—'}"
     if product.get("present") is None:
-        return _unable(str(product.get("detail") or _("could not check")), measured)
+        return unable_result(str(product.get("detail") or _("could not check")), measured)
     if not product.get("present"):
-        return _failed(measured, _("not installed"))
+        return failed_result(measured, _("not installed"))
     if params["ready"] and state.lower() not in ("ready", "open", "up", ""):
-        return _failed(measured, str(product.get("detail") or state))
-    return _passed(measured)
+        return failed_result(measured, str(product.get("detail") or state))
+    return passed_result(measured)

@@ -9,7 +9,7 @@ from django.utils.translation import ngettext
 from poc.probes.facts import InitFailure, NodeFacts, SxidEvent
 from poc.probes.rules import xid as xid_catalogue
 from poc.probes.rules.health.base import Findings
-from poc.probes.rules.health.notices import _gpu_at, bus_key
+from poc.probes.rules.health.notices import bus_key, gpu_at
 
 # A source (facts["sources"]) whose name holds one of these words is a kernel log: Xid errors
 # were looked for. Parsers name sources by the command or file they read ("dmesg",
@@ -213,7 +213,7 @@ def gpu_init_failures(node: NodeFacts, found: Findings) -> None:
         detail = failure["detail"].strip()
         if detail.startswith("(") and detail.endswith(")"):
             detail = detail[1:-1].strip()  # the driver's "(0x26:0xffff:1463)"
-        values = {"gpu": _gpu_at(bus), "detail": detail or _("no code given")}
+        values = {"gpu": gpu_at(bus), "detail": detail or _("no code given")}
         if key is not None and key in index_of:
             found.problem(
                 "gpu_init_failed_earlier",

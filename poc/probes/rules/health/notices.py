@@ -73,7 +73,7 @@ def smi_notices(node: NodeFacts, pattern: re.Pattern[str]) -> list[SmiNotice]:
     return list(found.values())
 
 
-def _gpu_at(bus: str | None) -> str:
+def gpu_at(bus: str | None) -> str:
     if bus:
         return _("the GPU at %(bus)s") % {"bus": bus}
     return _("a GPU it does not name")
@@ -99,7 +99,7 @@ def inforom(node: NodeFacts, found: Findings) -> None:
                 "and retired-page records cannot be trusted; the infoROM should be reflashed or "
                 "the board serviced."
             )
-            % {"gpu": _gpu_at(notice.bus)},
+            % {"gpu": gpu_at(notice.bus)},
             gpu_index=notice.gpu_index,
         )
 
@@ -126,7 +126,7 @@ def unreachable_gpus(node: NodeFacts, found: Findings) -> None:
                 "checked."
             )
             % {
-                "gpu": _gpu_at(notice.bus),
+                "gpu": gpu_at(notice.bus),
                 "error": "; ".join(notice.errors) or _("no error given"),
             },
             gpu_index=notice.gpu_index,

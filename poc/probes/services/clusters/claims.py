@@ -2,7 +2,6 @@
 duplicate delivery that does not hold it writes nothing."""
 
 import time
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -16,20 +15,17 @@ from poc.probes.models import (
     ProbeRun,
     ProbeStatus,
 )
-
-if TYPE_CHECKING:
-    pass
 from poc.probes.services.clusters.common import RunTimedOut
 from poc.probes.services.clusters.storing import (
+    Collected,
     ConnectorFacts,
-    _Collected,
-    _gpu_nodes,
-    _keep_facts,
-    _store_gpu_nodes,
+    gpu_nodes_of,
+    keep_facts,
+    store_gpu_nodes,
 )
 
 
-def _claim(run_id: int) -> ProbeRun | None:
+def claim_run(run_id: int) -> ProbeRun | None:
     """Take up a queued run under a row lock; None when it is not waiting for a worker."""
     with transaction.atomic():
         run = (
@@ -68,7 +64,7 @@ def _claim(run_id: int) -> ProbeRun | None:
         return run
 
 
-class _Claim:
+class Claim:
     """The run's row, only while this worker's claim on it stands, and the run's deadline.
 
     Celery enforces time limits only in its prefork pool (not under `--pool=solo`, which
@@ -88,12 +84,12 @@ class _Claim:
             raise RunTimedOut()
 
     def keep_before_deadline(
-        self, cluster: Cluster, collected: "_Collected", facts: "ConnectorFacts"
+        self, cluster: Cluster, collected: "Collected", facts: "ConnectorFacts"
     ) -> None:
         """Past the deadline, keep what the probe read and end the run timed out."""
         if self.past_deadline():
-            _keep_facts(self.run, facts)
-            _store_gpu_nodes(self.run, cluster, collected, _gpu_nodes(facts))
+            keep_facts(self.run, facts)
+            store_gpu_nodes(self.run, cluster, collected, gpu_nodes_of(facts))
             raise RunTimedOut()
 
     def rows(self) -> QuerySet[ProbeRun]:

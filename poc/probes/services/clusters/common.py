@@ -24,7 +24,7 @@ def hard_time_limit() -> int:
     return settings.PROBE_SOFT_TIME_LIMIT + 60
 
 
-def _address(host: str, port: int) -> str:
+def checked_address(host: str, port: int) -> str:
     return guard.checked_address(host, port, settings.PROBE_ALLOWED_NETWORKS)
 
 
@@ -35,7 +35,7 @@ class RunTimedOut(Exception):
 UNREACHABLE_WORDS = ("cannot connect", "connection refused", "timed out", "unreachable", "no route")
 
 
-def _connector_error(exc: Exception) -> Exception:
+def connector_error(exc: Exception) -> Exception:
     """A connector's failure as the run reports it: unreachable (worth a retry) or final."""
     text = str(exc)
     if any(word in text.lower() for word in UNREACHABLE_WORDS):
@@ -47,10 +47,10 @@ class RunFailed(Exception):
     """The cluster answered, but the probe cannot go on; the message says why."""
 
 
-def _resolver(error: type[Exception]) -> Callable[[str, int], str]:
+def resolver(error: type[Exception]) -> Callable[[str, int], str]:
     def resolve(host: str, port: int) -> str:
         try:
-            return _address(host, port)
+            return checked_address(host, port)
         except guard.GuardRefused as exc:
             raise error(str(exc)) from None
 
@@ -68,7 +68,7 @@ def plain_http_token_refused(url: str) -> str | None:
     return None
 
 
-def _slurm_target(cluster: Cluster, secrets: dict[str, str]) -> "slurm.SlurmRestTarget":
+def slurm_target(cluster: Cluster, secrets: dict[str, str]) -> "slurm.SlurmRestTarget":
     from poc.probes.connectors import slurm
 
     refused = plain_http_token_refused(cluster.api_url)

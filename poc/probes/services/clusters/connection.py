@@ -25,7 +25,7 @@ from poc.probes.models import (
 
 if TYPE_CHECKING:
     pass
-from poc.probes.services.clusters.common import RunFailed, _address, _slurm_target
+from poc.probes.services.clusters.common import RunFailed, checked_address, slurm_target
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def cluster_test_connection(*, cluster: Cluster, actor: User | None) -> list[Nod
     for host, port in cluster.node_addresses()[:200]:
         label = f"{host}:{port}"
         try:
-            address = _address(host, port)
+            address = checked_address(host, port)
         except guard.GuardRefused as exc:
             checks.append(NodeCheck(label, "", "", "refused", str(exc)))
             continue
@@ -177,7 +177,7 @@ def _endpoint_check(cluster: Cluster) -> list[NodeCheck]:
     def resolve(error: type[Exception]) -> Callable[[str, int], str]:
         def checked(host: str, port: int) -> str:
             try:
-                address = _address(host, port)
+                address = checked_address(host, port)
             except guard.GuardRefused as exc:
                 refusals.append(str(exc))
                 raise error(str(exc)) from None
@@ -209,7 +209,7 @@ def _endpoint_check(cluster: Cluster) -> list[NodeCheck]:
             version = found["version"] or _("(version not readable)")
         else:
             found = slurm.check_slurm_rest(
-                dataclasses.replace(_slurm_target(cluster, secrets), timeout=timeout),
+                dataclasses.replace(slurm_target(cluster, secrets), timeout=timeout),
                 resolve=resolve(slurm.ConnectorError),
             )
             label = str(found["server"])

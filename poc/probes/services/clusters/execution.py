@@ -21,35 +21,35 @@ from poc.probes.models import (
     ProbeStatus,
 )
 from poc.probes.recording import run_record
-from poc.probes.services.probes import _worst
+from poc.probes.services.probes import worst
 
 if TYPE_CHECKING:
     pass
-from poc.probes.services.clusters.claims import _Claim, _claim
+from poc.probes.services.clusters.claims import Claim, claim_run
 from poc.probes.services.clusters.common import ClusterUnreachable, RunFailed, RunTimedOut
 from poc.probes.services.clusters.executors import (
-    _execute_kubernetes,
-    _execute_slurm_rest,
-    _execute_slurm_ssh,
-    _execute_ssh,
+    execute_kubernetes,
+    execute_slurm_rest,
+    execute_slurm_ssh,
+    execute_ssh,
 )
-from poc.probes.services.clusters.storing import _Collected
+from poc.probes.services.clusters.storing import Collected
 
 log = logging.getLogger(__name__)
 
 
-type Executor = Callable[[ProbeRun, Cluster, dict[str, str], _Claim, _Collected], None]
+type Executor = Callable[[ProbeRun, Cluster, dict[str, str], Claim, Collected], None]
 
 EXECUTORS: dict[str, Executor] = {
-    ClusterKind.SSH: _execute_ssh,
-    ClusterKind.KUBERNETES: _execute_kubernetes,
-    ClusterKind.SLURM_REST: _execute_slurm_rest,
-    ClusterKind.SLURM_SSH: _execute_slurm_ssh,
+    ClusterKind.SSH: execute_ssh,
+    ClusterKind.KUBERNETES: execute_kubernetes,
+    ClusterKind.SLURM_REST: execute_slurm_rest,
+    ClusterKind.SLURM_SSH: execute_slurm_ssh,
 }
 
 
 def _finish(
-    run: ProbeRun, claim: _Claim, status: str, error: str = "", collected: _Collected | None = None
+    run: ProbeRun, claim: Claim, status: str, error: str = "", collected: Collected | None = None
 ) -> None:
     with transaction.atomic():
         row = ProbeRun.objects.select_for_update().filter(pk=run.pk).first()
@@ -66,7 +66,7 @@ def _finish(
         if collected is not None:
             row.node_count = collected.position
             row.gpu_count = sum(len(f["gpus"]) for f in collected.facts)
-            row.verdict = _worst(collected.verdicts) if collected.verdicts else ""
+            row.verdict = worst(collected.verdicts) if collected.verdicts else ""
         row.save()
         if collected is not None and (collected.facts or row.cluster_facts):
             run_record(
@@ -92,11 +92,11 @@ def run_has_facts(run: ProbeRun) -> bool:
 def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | None:
     """Run a queued probe (called by the worker). Raises ClusterUnreachable when nothing
     answered and another attempt may follow; every other failure ends the run with its reason."""
-    run = _claim(run_id)
+    run = claim_run(run_id)
     if run is None:
         return ProbeRun.objects.filter(pk=run_id).first()
-    claim = _Claim(run)
-    collected = _Collected(facts=[], cited=[], verdicts=[], failed=[])
+    claim = Claim(run)
+    collected = Collected(facts=[], cited=[], verdicts=[], failed=[])
     cluster = run.cluster
     if cluster is None:
         _finish(run, claim, ProbeStatus.FAILED, _("The cluster was removed."))

@@ -25,39 +25,39 @@ from workbench.typing import JSON, JSONObject
 
 if TYPE_CHECKING:
     pass
-from poc.probes.services.clusters.claims import _Claim
+from poc.probes.services.clusters.claims import Claim
 from poc.probes.services.clusters.common import (
     ClusterUnreachable,
     RunFailed,
-    _address,
-    _connector_error,
-    _resolver,
-    _slurm_target,
+    checked_address,
+    connector_error,
+    resolver,
+    slurm_target,
 )
 from poc.probes.services.clusters.plans import failure_label
 from poc.probes.services.clusters.storing import (
-    _Collected,
-    _command_failures,
-    _gpu_nodes,
-    _keep_facts,
-    _raw_outputs,
-    _store_failed_node,
-    _store_gpu_nodes,
-    _store_raw,
-    _store_read_node,
+    Collected,
+    command_failures,
+    gpu_nodes_of,
+    keep_facts,
+    raw_outputs,
+    store_failed_node,
+    store_gpu_nodes,
+    store_raw,
+    store_read_node,
 )
 
 
 def _ssh_nodes(
-    cluster: Cluster, secrets: dict[str, str], collected: _Collected, run: ProbeRun
+    cluster: Cluster, secrets: dict[str, str], collected: Collected, run: ProbeRun
 ) -> Iterator[ssh_connector.SshNode]:
     for host, port in cluster.node_addresses():
         label = f"{host}:{port}"
         try:
-            address = _address(host, port)
+            address = checked_address(host, port)
         except guard.GuardRefused as exc:
-            _store_failed_node(run, collected, label, str(exc), [])
-            _Claim(run).advance()
+            store_failed_node(run, collected, label, str(exc), [])
+            Claim(run).advance()
             continue
         yield ssh_connector.SshNode(
             host=host,
@@ -76,7 +76,7 @@ CANCEL_POLL_SECONDS = 0.5
 RELEASE_EVERY = 25  # nodes between returning freed memory to the system (long runs stay flat)
 
 
-def _watch_cancel(claim: "_Claim", cancel: threading.Event) -> None:
+def _watch_cancel(claim: "Claim", cancel: threading.Event) -> None:
     """Set `cancel` as soon as a person cancels the run, its claim is lost or its deadline
     passes, so that no node is started after that; the nodes being read finish."""
     from django.db import connection
@@ -100,8 +100,8 @@ def _watch_cancel(claim: "_Claim", cancel: threading.Event) -> None:
         connection.close()
 
 
-def _execute_ssh(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
+def execute_ssh(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: Claim, collected: Collected
 ) -> None:
     nodes = list(_ssh_nodes(cluster, secrets, collected, run))
     cancel = threading.Event()
@@ -114,9 +114,7 @@ def _execute_ssh(
         for result in results:
             label = result.node.label if result.node.port != 22 else result.node.host
             if result.error:
-                _store_failed_node(
-                    run, collected, label, result.error, _raw_outputs(result.outputs)
-                )
+                store_failed_node(run, collected, label, result.error, raw_outputs(result.outputs))
                 if result.failure in ("connect", "timeout"):
                     collected.unreachable += 1
             else:
@@ -125,15 +123,15 @@ def _execute_ssh(
                         result.bundle(expected_gpus=cluster.expected_gpus_per_node)
                     )
                 except ProbeInputError as exc:
-                    _store_failed_node(
+                    store_failed_node(
                         run,
                         collected,
                         label,
-                        _command_failures(result.outputs) or str(exc),
-                        _raw_outputs(result.outputs),
+                        command_failures(result.outputs) or str(exc),
+                        raw_outputs(result.outputs),
                     )
                 else:
-                    _store_read_node(run, collected, node)
+                    store_read_node(run, collected, node)
             if not claim.advance() or not claim.holds():
                 break
             if collected.position % RELEASE_EVERY == 0:
@@ -146,8 +144,8 @@ def _execute_ssh(
         claim.check_deadline()  # nodes left out for the deadline: the run did not finish
 
 
-def _execute_kubernetes(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
+def execute_kubernetes(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: Claim, collected: Collected
 ) -> None:
     from poc.probes.connectors import kubernetes as kube
 
@@ -158,12 +156,12 @@ def _execute_kubernetes(
         kubeconfig=secrets.get("kubeconfig", ""),
         timeout=float(settings.PROBE_COMMAND_TIMEOUT),
     )
-    resolve = _resolver(kube.ConnectorError)
+    resolve = resolver(kube.ConnectorError)
     try:
         facts = kube.probe_kubernetes(target, resolve=resolve)
     except kube.ConnectorError as exc:
-        raise _connector_error(exc) from None
-    _store_raw(run, facts.get("raw", []))
+        raise connector_error(exc) from None
+    store_raw(run, facts.get("raw", []))
     failures: JSONObject = {}
     if run.with_failures:
         claim.keep_before_deadline(cluster, collected, facts)
@@ -195,25 +193,25 @@ def _execute_kubernetes(
         except kube.ConnectorError as exc:
             failures = {"error": str(exc), "scenarios": []}
         else:
-            _store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
+            store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
             failures = {**outcome, "swept": swept}
-    _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
-    _store_gpu_nodes(run, cluster, collected, _gpu_nodes(facts))
+    keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
+    store_gpu_nodes(run, cluster, collected, gpu_nodes_of(facts))
     claim.advance()
 
 
-def _execute_slurm_rest(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
+def execute_slurm_rest(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: Claim, collected: Collected
 ) -> None:
     from poc.probes.connectors import slurm
 
-    target = _slurm_target(cluster, secrets)
-    resolve = _resolver(slurm.ConnectorError)
+    target = slurm_target(cluster, secrets)
+    resolve = resolver(slurm.ConnectorError)
     try:
         facts = slurm.probe_slurm_rest(target, resolve=resolve)
     except slurm.ConnectorError as exc:
-        raise _connector_error(exc) from None
-    _store_raw(run, facts.get("raw", []))
+        raise connector_error(exc) from None
+    store_raw(run, facts.get("raw", []))
     failures: JSONObject = {}
     if run.with_failures:
         claim.keep_before_deadline(cluster, collected, facts)
@@ -222,15 +220,15 @@ def _execute_slurm_rest(
         except slurm.ConnectorError as exc:
             failures = {"error": str(exc), "scenarios": []}
         else:
-            _store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
+            store_raw(run, outcome.pop("raw", []), prefix="controlled failure: ")
             failures = {"scenarios": [outcome]}
-    _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
-    _store_gpu_nodes(run, cluster, collected, _gpu_nodes(facts))
+    keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
+    store_gpu_nodes(run, cluster, collected, gpu_nodes_of(facts))
     claim.advance()
 
 
-def _execute_slurm_ssh(
-    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: _Claim, collected: _Collected
+def execute_slurm_ssh(
+    run: ProbeRun, cluster: Cluster, secrets: dict[str, str], claim: Claim, collected: Collected
 ) -> None:
     """Slurm's commands on its login node (the first node listed), over SSH."""
     from poc.probes.connectors import slurm
@@ -254,7 +252,7 @@ def _execute_slurm_ssh(
         }
         for o in result.outputs
     ]
-    _store_raw(run, raw)
+    store_raw(run, raw)
     failures: JSONObject = {}
     if run.with_failures:
         claim.keep_before_deadline(cluster, collected, facts)
@@ -282,7 +280,7 @@ def _execute_slurm_ssh(
                         nodes, concurrency=1, commands=[("cancel", outcome["cancel_command"])]
                     )
                 )
-            _store_raw(
+            store_raw(
                 run,
                 [
                     {
@@ -294,6 +292,6 @@ def _execute_slurm_ssh(
                 prefix="controlled failure: ",
             )
             failures = {"scenarios": [outcome]}
-    _keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
-    _store_gpu_nodes(run, cluster, collected, _gpu_nodes(facts))
+    keep_facts(run, facts, {"controlled_failures": failures} if run.with_failures else None)
+    store_gpu_nodes(run, cluster, collected, gpu_nodes_of(facts))
     claim.advance()

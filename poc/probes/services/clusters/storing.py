@@ -17,7 +17,7 @@ from poc.probes.rules import health
 from poc.probes.services.probes import (
     NodeInput,
     RawOutput,
-    _store,
+    store,
     store_nodes,
 )
 from workbench.storage import StoredFile, files_removed_on_failure
@@ -30,7 +30,7 @@ MAX_CITED = 12  # raw outputs a result cites; the run's page has them all
 
 
 @dataclass
-class _Collected:
+class Collected:
     facts: list[NodeFacts]
     cited: list[StoredFile]
     verdicts: list[str]
@@ -39,8 +39,8 @@ class _Collected:
     position: int = 0
 
 
-def _store_failed_node(
-    run: ProbeRun, collected: _Collected, host: str, error: str, outputs: list[RawOutput]
+def store_failed_node(
+    run: ProbeRun, collected: Collected, host: str, error: str, outputs: list[RawOutput]
 ) -> None:
     with files_removed_on_failure() as created, transaction.atomic():
         node = ProbeNode.objects.create(
@@ -57,7 +57,7 @@ def _store_failed_node(
     collected.failed.append(f"{host}: {error}")
 
 
-def _store_read_node(run: ProbeRun, collected: _Collected, node: NodeInput) -> None:
+def store_read_node(run: ProbeRun, collected: Collected, node: NodeInput) -> None:
     judged = health.judge_node(node.facts)
     with files_removed_on_failure() as created, transaction.atomic():
         cited = store_nodes(run, [(node, judged)], created, several=True, start=collected.position)
@@ -73,7 +73,7 @@ def _int_or_none(value: JSON) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _raw_outputs(outputs: list[JSONObject]) -> list[RawOutput]:
+def raw_outputs(outputs: list[JSONObject]) -> list[RawOutput]:
     """An SSH node's command outputs (bundle-shaped) as raw outputs to keep."""
     return [
         RawOutput(
@@ -88,7 +88,7 @@ def _raw_outputs(outputs: list[JSONObject]) -> list[RawOutput]:
     ]
 
 
-def _command_failures(outputs: list[JSONObject]) -> str:
+def command_failures(outputs: list[JSONObject]) -> str:
     """Why the GPU commands of a node gave nothing: their own errors, first ones first."""
     reasons = []
     for output in outputs:
@@ -113,7 +113,7 @@ def _store_outputs(
     base = ProbeOutput.objects.filter(run=run).count()
     rows = []
     for offset, output in enumerate(outputs):
-        stored = _store(run.project, output.text, created) if output.text else None
+        stored = store(run.project, output.text, created) if output.text else None
         rows.append(
             ProbeOutput(
                 run=run,
@@ -130,7 +130,7 @@ def _store_outputs(
     ProbeOutput.objects.bulk_create(rows)
 
 
-def _store_raw(run: ProbeRun, raw: list[JSONObject], prefix: str = "") -> None:
+def store_raw(run: ProbeRun, raw: list[JSONObject], prefix: str = "") -> None:
     """A connector's raw responses, kept as evidence of the run (no node of their own)."""
     outputs = [
         RawOutput(
@@ -150,11 +150,11 @@ def _store_raw(run: ProbeRun, raw: list[JSONObject], prefix: str = "") -> None:
 type ConnectorFacts = dict[str, JSON | list[NodeFacts]]
 
 
-def _gpu_nodes(facts: ConnectorFacts) -> list[NodeFacts]:
+def gpu_nodes_of(facts: ConnectorFacts) -> list[NodeFacts]:
     return cast("list[NodeFacts]", facts.get("gpu_nodes", []))
 
 
-def _keep_facts(run: ProbeRun, facts: ConnectorFacts, extra: JSONObject | None = None) -> None:
+def keep_facts(run: ProbeRun, facts: ConnectorFacts, extra: JSONObject | None = None) -> None:
     kept = {k: v for k, v in facts.items() if k not in ("raw", "gpu_nodes")}
     if extra:
         kept.update(extra)
@@ -164,11 +164,11 @@ def _keep_facts(run: ProbeRun, facts: ConnectorFacts, extra: JSONObject | None =
     run.cluster_facts = kept
 
 
-def _store_gpu_nodes(
-    run: ProbeRun, cluster: Cluster, collected: _Collected, gpu_nodes: list[NodeFacts]
+def store_gpu_nodes(
+    run: ProbeRun, cluster: Cluster, collected: Collected, gpu_nodes: list[NodeFacts]
 ) -> None:
     ProbeRun.objects.filter(pk=run.pk).update(progress_total=max(len(gpu_nodes), 1))
     for facts in gpu_nodes:
         if cluster.expected_gpus_per_node and facts.get("expected_gpu_count") is None:
             facts["expected_gpu_count"] = cluster.expected_gpus_per_node
-        _store_read_node(run, collected, NodeInput(facts, []))
+        store_read_node(run, collected, NodeInput(facts, []))
