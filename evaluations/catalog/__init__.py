@@ -9,6 +9,7 @@ import yaml
 CATALOG_DIR = Path(__file__).resolve().parent
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 LANGUAGES = ("en", "zh-hans")
+# The texts of a catalog entry, each kept in English and Chinese (`*_en`, `*_zh` on the rows).
 SOLUTION_TEXT_FIELDS = (
     "name",
     "summary",

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from evaluations.catalog import SOLUTION_TEXT_FIELDS
 from evaluations.models import (
     Solution,
     SolutionKind,
@@ -29,17 +30,6 @@ class SeedReport:
     created: int
     updated: int
     unchanged: int
-
-
-CATALOG_TEXT_FIELDS = (
-    "name",
-    "summary",
-    "scale",
-    "integration_cost",
-    "operations_owner",
-    "not_suitable_when",
-    "must_test",
-)
 
 
 # The loaders (evaluations.catalog) checked the files' shapes; these read them typed.
@@ -73,7 +63,7 @@ def _solution_values(entry: JSONObject, position: int) -> dict[str, object]:
         "vendor": _str(entry, "vendor"),
         "position": position,
     }
-    for name in CATALOG_TEXT_FIELDS:
+    for name in SOLUTION_TEXT_FIELDS:
         texts = _object(entry, name)
         for language, suffix in (("en", "en"), ("zh-hans", "zh")):
             values[f"{name}_{suffix}"] = _lines(texts.get(language))
@@ -193,16 +183,6 @@ def template_catalog_seed(*, sets: Iterable[JSONObject]) -> SeedReport:
     return SeedReport(**counts)
 
 
-# The texts of a catalog entry, each kept in English and Chinese.
-SOLUTION_TEXTS = (
-    "name",
-    "summary",
-    "scale",
-    "integration_cost",
-    "operations_owner",
-    "not_suitable_when",
-    "must_test",
-)
 TEAM_ENTRY_POSITION = 10_000  # after the shipped entries
 
 
@@ -219,7 +199,7 @@ def _team_entry_values(
     if route is not None and route.kind != SolutionKind.ROUTE:
         problems["route"] = _("Choose a route.")
     values: dict[str, object] = {"kind": kind, "route": route, "vendor": vendor.strip()}
-    for name in SOLUTION_TEXTS:
+    for name in SOLUTION_TEXT_FIELDS:
         english = texts.get(f"{name}_en", "").strip()
         chinese = texts.get(f"{name}_zh", "").strip()
         # Both languages or neither: every reader sees the entry in their own.

@@ -48,6 +48,7 @@ from django.utils import timezone
 
 from evaluations.audit import SETTING as AUDIT_SETTING
 from evaluations.audit import audit_keys
+from evaluations.catalog import SOLUTION_TEXT_FIELDS
 from evaluations.models import (
     AcceptanceAction,
     ActionKeyRename,
@@ -62,7 +63,7 @@ from evaluations.models import (
     SolutionKind,
 )
 from evaluations.selectors import audit_chain_break
-from evaluations.services.catalog import SOLUTION_TEXTS, TEAM_ENTRY_POSITION
+from evaluations.services.catalog import TEAM_ENTRY_POSITION
 from poc.models import (
     Evidence,
     Outcome,
@@ -314,7 +315,7 @@ TEAM_SOLUTION_FIELDS = (
     "key",
     "kind",
     "vendor",
-    *(f"{name}_{language}" for name in SOLUTION_TEXTS for language in ("en", "zh")),
+    *(f"{name}_{language}" for name in SOLUTION_TEXT_FIELDS for language in ("en", "zh")),
 )
 
 
