@@ -11,22 +11,25 @@ from poc.probes.models import (
     SECRET_FIELDS,
     ClusterKind,
 )
+from poc.probes.parsers.formats import FORMATS
+from poc.probes.parsers.node_commands import NODE_COMMANDS
 from poc.probes.present import secret_summary_shown
 from workbench.forms import FlagForm
 
 
 class ProbeUploadForm(forms.Form):
     """Probe output from a node the workbench cannot reach: the agent's bundle, or nvidia-smi
-    output in any format the parsers read, as a file or pasted."""
+    output in any format the parsers read, as a file or pasted. Its help lists those formats
+    (`accepted`, the parsers' registry) and the commands the agent runs on a node (`commands`)."""
+
+    accepted = FORMATS
+    commands = NODE_COMMANDS
 
     candidate = forms.ChoiceField(label=_("Candidate"))
     file = forms.FileField(
         label=_("File"),
         required=False,
-        help_text=_(
-            "workbench-probe's bundle (.json), or nvidia-smi -q -x / -q / --query-gpu "
-            "output, a capture of several commands, or a kernel log."
-        ),
+        help_text=_("Any of the outputs listed above, the agent's bundle included."),
     )
     text = forms.CharField(
         label=_("Or paste the output"),

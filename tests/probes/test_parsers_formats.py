@@ -1279,8 +1279,9 @@ def test_parse_outputs_refuses_when_nothing_could_be_read() -> None:
         parse_outputs([("a", ""), ("b", "hello")])
 
 
-def test_every_kind_can_be_forced() -> None:
-    samples = {
+def kind_samples() -> dict[str, str]:
+    """A short output of each kind."""
+    return {
         "smi-xml": fixture_text(H200_XML),
         "smi-text": OLD_TEXT,
         "query-csv": fixture_text(H200_CSV),
@@ -1293,6 +1294,10 @@ def test_every_kind_can_be_forced() -> None:
         "kernel-log": "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
         "smi-version": "NVIDIA-SMI version  : 580.95.05\nNVML version        : 580.95\n",
     }
+
+
+def test_every_kind_can_be_forced() -> None:
+    samples = kind_samples()
     assert set(samples) == set(KINDS)
     for kind, text in samples.items():
         assert detect(text) == kind

@@ -13,8 +13,9 @@ file, standard library only, Python 3.8 or newer: copy it to the node and run it
         --url https://workbench.example.com --project demo --candidate volcano
     python3 workbench-probe.py --benchmark-only --gpus 0,1
 
-What it runs, each command with a time limit (--timeout, 60 s by default); a command that is
-missing, fails or times out is recorded with its error and the probe carries on:
+What it runs (COMMANDS, in this order), each command with a time limit (--timeout, 60 s by
+default); a command that is missing, fails or times out is recorded with its error and the
+probe carries on:
 
     nvidia-smi -q -x
     nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv
@@ -167,10 +168,23 @@ KERNEL_LOG_NOTE = (
     "only the lines naming an Xid, an NVSwitch SXid or a GPU the driver could not initialise "
     "(RmInitAdapter) are kept"
 )
-KERNEL_LOG_COMMANDS = (
-    ["dmesg"],
-    ["journalctl", "-k", "-b", "--no-pager", "-o", "short-iso"],
+# What runs on the node, in this order: the command line (FIELDS: QUERY_FIELDS as this driver
+# knows them, see QueryFields; LEVEL: the level --dcgm asks for), the format of what it prints
+# (the workbench's parsers' name for it) and when it runs: "always", "kernel log" (these in
+# turn until one succeeds) or "dcgm" (only with --dcgm). The workbench keeps the same list for
+# its SSH probe, its upload page and its docs (poc/probes/parsers/node_commands.py), and
+# tests/probes/test_node_commands.py holds the two equal: change both.
+COMMANDS = (
+    ("nvidia-smi -q -x", "smi-xml", "always"),
+    ("nvidia-smi --query-gpu=FIELDS --format=csv", "query-csv", "always"),
+    ("nvidia-smi -L", "smi-list", "always"),
+    ("nvidia-smi nvlink -s", "nvlink-status", "always"),
+    ("nvidia-smi nvlink -e", "nvlink-errors", "always"),
+    ("dmesg", "kernel-log", "kernel log"),
+    ("journalctl -k -b --no-pager -o short-iso", "kernel-log", "kernel log"),
+    ("dcgmi diag -r LEVEL -j", "dcgm-json", "dcgm"),
 )
+KERNEL_LOG_COMMANDS = tuple(line.split() for line, _kind, when in COMMANDS if when == "kernel log")
 PERMISSION_TEXT = re.compile(
     r"operation not permitted|permission denied|insufficient permissions|not seeing messages",
     re.IGNORECASE,
@@ -310,31 +324,57 @@ def _swap_reason_prefix(field: str) -> str:
     return field
 
 
+class QueryFields:
+    """The --query-gpu field list, adapted to what the node's driver knows: when the tool answers
+    'Field "..." is not a valid field to query.', a clock event reason makes all of them take
+    the other name (once), and any other field is left out. The agent and the workbench's SSH
+    probe ask the same way: `args()` for each try, `adapt(answer)` after it, at most `tries`."""
+
+    def __init__(self, fields: Iterable[str] = QUERY_FIELDS) -> None:
+        self.fields = list(fields)
+        self.tries = len(self.fields) + 2
+        self.renamed = False
+        self.dropped: list[str] = []
+
+    def args(self) -> list[str]:
+        line = next(line for line, kind, _when in COMMANDS if kind == "query-csv")
+        return line.replace("FIELDS", ",".join(self.fields)).split()[1:]
+
+    def adapt(self, entry: dict[str, Any]) -> bool:
+        """Whether to ask again: the answer refused a field asked for, and fields are left."""
+        match = INVALID_FIELD.search(entry["stdout"] + entry["stderr"])
+        if entry["exit_code"] == 0 or not match or match.group(1) not in self.fields:
+            return False
+        invalid = match.group(1)
+        if invalid.startswith(REASON_PREFIXES) and not self.renamed:
+            self.fields = [_swap_reason_prefix(f) for f in self.fields]
+            self.renamed = True
+        else:
+            self.fields.remove(invalid)
+            self.dropped.append(invalid)
+        return bool(self.fields)
+
+    def dropped_note(self) -> str:
+        """What the output's note says of the fields left out ("" when none was)."""
+        if not self.dropped:
+            return ""
+        return "fields this driver does not know were left out: " + ", ".join(self.dropped)
+
+
 def query_gpu(tool: list[str], timeout: float, fields: Iterable[str] = QUERY_FIELDS) -> dict:
     """`nvidia-smi --query-gpu`, adapting the field list to what this driver knows."""
-    fields = list(fields)
-    renamed = False
-    dropped: list[str] = []
-    for _attempt in range(len(fields) + 2):
-        args = ["--query-gpu=" + ",".join(fields), "--format=csv"]
+    query = QueryFields(fields)
+    entry: dict[str, Any] = {}
+    for _attempt in range(query.tries):
+        args = query.args()
         entry = run_command(tool + args, timeout, name=" ".join(["nvidia-smi", *args]))
-        match = INVALID_FIELD.search(entry["stdout"] + entry["stderr"])
-        if entry["exit_code"] == 0 or not match or match.group(1) not in fields:
-            break
-        invalid = match.group(1)
-        if invalid.startswith(REASON_PREFIXES) and not renamed:
-            fields = [_swap_reason_prefix(f) for f in fields]
-            renamed = True
-        else:
-            fields.remove(invalid)
-            dropped.append(invalid)
-        if not fields:
+        if not query.adapt(entry):
             break
     notes = []
-    if renamed:
-        notes.append("this driver names the clock event reasons " + _reason_prefix(fields))
-    if dropped:
-        notes.append("fields this driver does not know were left out: " + ", ".join(dropped))
+    if query.renamed:
+        notes.append("this driver names the clock event reasons " + _reason_prefix(query.fields))
+    if query.dropped:
+        notes.append(query.dropped_note())
     if notes:
         entry["note"] = "; ".join(notes)
     return entry
@@ -364,17 +404,21 @@ def kernel_log(timeout: float) -> list[dict[str, Any]]:
 
 
 def collect_outputs(args: argparse.Namespace) -> list[dict[str, Any]]:
-    tool = [args.nvidia_smi]
-
-    def smi(*words: str) -> dict[str, Any]:
-        return run_command(tool + list(words), args.timeout, name=" ".join(["nvidia-smi", *words]))
-
-    outputs = [smi("-q", "-x"), query_gpu(tool, args.timeout), smi("-L")]
-    outputs += [smi("nvlink", "-s"), smi("nvlink", "-e")]
-    outputs += kernel_log(args.timeout)
-    if args.dcgm:
-        limit = args.dcgm_timeout or max(args.timeout, DCGM_TIMEOUTS[args.dcgm])
-        outputs.append(run_command(["dcgmi", "diag", "-r", str(args.dcgm), "-j"], limit))
+    """The outputs of COMMANDS, in order; nvidia-smi is the one --nvidia-smi names."""
+    outputs: list[dict[str, Any]] = []
+    for line, kind, when in COMMANDS:
+        words = line.split()
+        if when == "always" and kind == "query-csv":
+            outputs.append(query_gpu([args.nvidia_smi], args.timeout))
+        elif when == "always":
+            argv = [args.nvidia_smi, *words[1:]] if words[0] == "nvidia-smi" else words
+            outputs.append(run_command(argv, args.timeout, name=line))
+        elif when == "kernel log" and words == KERNEL_LOG_COMMANDS[0]:
+            outputs += kernel_log(args.timeout)
+        elif when == "dcgm" and args.dcgm:
+            limit = args.dcgm_timeout or max(args.timeout, DCGM_TIMEOUTS[args.dcgm])
+            argv = [str(args.dcgm) if word == "LEVEL" else word for word in words]
+            outputs.append(run_command(argv, limit))
     for entry in outputs:
         if not succeeded(entry):
             detail = entry["error"] or f"exit status {entry['exit_code']}"

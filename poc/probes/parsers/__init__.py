@@ -1,21 +1,27 @@
 """Parsers: NVIDIA tool output in, the node's fact document (poc.probes.facts) out.
 
-Every function here is pure: no I/O, no clock, no Django. Input that is not something the
-parsers read raises ParseError, and nothing else; docs/probes.md describes the inputs, how
-they are detected and every field of the result.
+Every function here is pure: no I/O, no clock, no Django (but for the lazily translated names
+of the formats). Input that is not something the parsers read raises ParseError, and nothing
+else; docs/probes.md describes the inputs, how they are detected and every field of the result.
+
+Each format the parsers read is one entry of the registry in formats.py (its key, name,
+description, how it is recognised, which commands make it, how it is read), which names the
+module reading it. detect.py tries the formats in turn; transcripts.py knows terminal
+transcripts; capture.py reads captures and merges documents; node_commands.py lists the
+commands run on a GPU node.
 """
 
 import codecs
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from poc.probes.facts import NodeFacts
 
+from . import values as v
 from .bundle import read_bundle
 from .capture import merge_nodes as _merge_nodes
-from .capture import parse_kind, parse_sections
-from .detect import KINDS
 from .detect import detect as _detect
+from .formats import KINDS, command_kind, parse_kind
 from .values import MAX_INPUT_BYTES, ParseError, clean_text
 
 __all__ = [
@@ -157,6 +163,32 @@ def parse_outputs(outputs: list[tuple[str, str]], *, host: str | None = None) ->
     if host is not None:
         node["host"] = host
     return node
+
+
+def parse_sections(outputs: Iterable[tuple[str, str]]) -> tuple[list[NodeFacts], list[str]]:
+    """Parse (name or command, text) pairs: the documents read, and a warning per failure.
+
+    The kind comes from the command when it names one, else from the text.
+    """
+    documents: list[NodeFacts] = []
+    warnings: list[str] = []
+    for name, raw in outputs:
+        label = " ".join(name.split())[:200] or "output"
+        text = v.clean_text(raw)
+        if not text.strip():
+            warnings.append(f"{label}: empty output")
+            continue
+        try:
+            found = command_kind(name)
+            kind, fields = found if found is not None else (_detect(text), None)
+            document = parse_kind(kind, text, fields=fields)
+        except ParseError as exc:
+            warnings.append(f"{label}: {exc}")
+            continue
+        if kind != "capture":
+            document["sources"] = [label]
+        documents.append(document)
+    return documents, warnings
 
 
 def parse_bundle(bundle: object) -> NodeFacts:

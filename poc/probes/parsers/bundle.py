@@ -9,6 +9,9 @@ caller's. A command that exited non-zero or printed nothing becomes a warning ("
 nvlink -s: exit 3: ...not supported"); its stdout, if any, is still read. A key of the wrong
 type is refused with its path ("outputs[2].stdout must be a string"); keys this version does
 not know are ignored, so newer agents can add some.
+
+The registry's `bundle` entry (formats.py) says how a bundle is recognised; parsers.parse_bundle
+reads its outputs through the registry.
 """
 
 import math

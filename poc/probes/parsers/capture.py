@@ -1,4 +1,4 @@
-"""Several outputs of one node: capture files, (command, output) pairs, and how they combine.
+"""The capture format: several outputs of one node in one file, and how documents combine.
 
 A capture file holds one section per command, in one of three layouts:
 
@@ -19,10 +19,10 @@ A capture file holds one section per command, in one of three layouts:
 The third is a terminal transcript as pasted or as `script` records it: each command stands
 after its shell prompt (user@host, `[user@host dir]$`, SUSE's `host:~ #`, `bash-5.1$`,
 oh-my-zsh's arrow, PowerShell and cmd.exe prompts, or a bare `#`, `%` or `❯` before a tool
-the parsers read; see detect.prompt_command). The typescript's "Script started/done" lines,
+the parsers read; see transcripts.py). The typescript's "Script started/done" lines,
 window titles and other terminal escapes are dropped; a prompt with no command ends a section.
 
-Each section's command says what its output is (see detect.command_kind); sections whose
+Each section's command says what its output is (formats.command_kind); sections whose
 command the parsers do not read (topo -m, pmon, the table view, help texts, uname) and
 sections without a command (a file header) are ignored. A section that should parse but does
 not becomes a warning.
@@ -35,22 +35,15 @@ the same in every phase anyway.
 """
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from poc.probes.facts import GpuFacts, MigDevice, NodeFacts, NvLink, new_node
 
 from . import values as v
-from .dcgm import parse_dcgm
-from .detect import SCRIPT_END, command_kind, detect, prompt_command, strip_terminal
-from .kernel_log import parse_kernel_log, resolve_gpu_indexes
-from .nvlink import parse_nvlink_errors, parse_nvlink_status
-from .query_csv import parse_query_csv
-from .smi_list import parse_smi_list
-from .smi_text import parse_smi_text
-from .smi_version import parse_smi_version
-from .smi_xml import parse_smi_xml
+from .kernel_log import resolve_gpu_indexes
+from .transcripts import SCRIPT_END, prompt_command, strip_terminal
 from .values import ParseError
 
 SOURCE = "capture"
@@ -140,38 +133,10 @@ def split_sections(text: str) -> list[Section]:
     return _prompt_sections(lines)
 
 
-def parse_kind(kind: str, text: str, *, fields: Sequence[str] | None = None) -> NodeFacts:
-    """Facts from one output whose kind is known (see detect.KINDS)."""
-    if not text.strip():
-        raise ParseError("empty output")
-    match kind:
-        case "smi-xml":
-            return parse_smi_xml(text)
-        case "smi-text":
-            return parse_smi_text(text)
-        case "query-csv":
-            return parse_query_csv(text, fields=fields)
-        case "smi-list":
-            return parse_smi_list(text)
-        case "nvlink-status":
-            return parse_nvlink_status(text)
-        case "nvlink-errors":
-            return parse_nvlink_errors(text)
-        case "dcgm-json":
-            return parse_dcgm(text)
-        case "kernel-log":
-            return parse_kernel_log(text)
-        case "capture":
-            return parse_capture(text)
-        case "smi-version":
-            return parse_smi_version(text)
-        case "bundle":
-            raise ParseError("a probe bundle cannot be read as one output of another input")
-    raise ParseError(f"unknown input kind {kind!r}")
-
-
-def parse_capture(text: str) -> NodeFacts:
-    """One node's facts from a capture file (see the module docstring)."""
+def parse_capture(text: str, *, read: Callable[[str, str], NodeFacts | None]) -> NodeFacts:
+    """One node's facts from a capture file (see the module docstring). `read` gives the facts
+    of one section's output from its command, None for a command whose output is not read
+    (formats.parse_command_output)."""
     sections = split_sections(text)
     if not sections:
         raise ParseError("not a capture: no command sections")
@@ -180,16 +145,12 @@ def parse_capture(text: str) -> NodeFacts:
     for section in sections:
         if section.command is None:
             continue
-        found = command_kind(section.command)
-        if found is None:
-            continue
-        kind, fields = found
-        if kind == "capture":
-            continue
         try:
-            document = parse_kind(kind, section.body, fields=fields)
+            document = read(section.command, section.body)
         except ParseError as exc:
             warnings.append(f"{section.label} (line {section.line}): {exc}")
+            continue
+        if document is None:
             continue
         document["sources"] = [section.label]
         documents.append(document)
@@ -199,34 +160,6 @@ def parse_capture(text: str) -> NodeFacts:
     node = merge_nodes(documents)
     node["warnings"] = _unique(node["warnings"] + warnings)
     return node
-
-
-def parse_sections(
-    outputs: Iterable[tuple[str, str]],
-) -> tuple[list[NodeFacts], list[str]]:
-    """Parse (name or command, text) pairs: the documents read, and a warning per failure.
-
-    The kind comes from the command when it names one, else from the text.
-    """
-    documents: list[NodeFacts] = []
-    warnings: list[str] = []
-    for name, raw in outputs:
-        label = " ".join(name.split())[:200] or "output"
-        text = v.clean_text(raw)
-        if not text.strip():
-            warnings.append(f"{label}: empty output")
-            continue
-        try:
-            found = command_kind(name)
-            kind, fields = found if found is not None else (detect(text), None)
-            document = parse_kind(kind, text, fields=fields)
-        except ParseError as exc:
-            warnings.append(f"{label}: {exc}")
-            continue
-        if kind != "capture":
-            document["sources"] = [label]
-        documents.append(document)
-    return documents, warnings
 
 
 # --- merging -------------------------------------------------------------------------------

@@ -22,6 +22,9 @@ The shape changed between DCGM releases; all of these are read:
 dcgmi may print a line of text before the JSON ("Successfully ran diagnostic for group."); it
 is skipped. Statuses are normalised to Pass, Fail, Warn, Skip and Not Run; a status word
 outside those is kept as written, never read as a pass.
+
+The registry's `dcgm-json` entry (formats.py) says how this output is recognised and
+which commands make it.
 """
 
 import json

@@ -19,6 +19,9 @@ The JSON forms are read too: `journalctl -o json` (one object a line) or `-o jso
 whose records hold the line in "MESSAGE" and the time in "__REALTIME_TIMESTAMP" (microseconds
 since the epoch, given here in ISO 8601, UTC), and `dmesg --json`, {"dmesg": [{"pri": 4,
 "time": 100.000000, "msg": "..."}]}.
+
+The registry's `kernel-log` entry (formats.py) says how this output is recognised and
+which commands make it.
 """
 
 import json

@@ -25,6 +25,9 @@ error, read under names that say what they are:
   healthy links: "pre_fec_lane_N".
 * "Effective BER", "Symbol BER", "Raw BER Lane N", "Raw BER Total": rates, not counts (written
   "15e-255", or NVML's encoded mantissa and exponent): left out.
+
+The registry's `nvlink-status` and `nvlink-errors` entries (formats.py) say how these outputs
+are recognised and which commands make them.
 """
 
 import re

@@ -6,6 +6,9 @@ in the header even when an alias was asked for (`clocks.sm` comes back as
 `clocks.current.sm`), but older drivers and `noheader` output with a field list use the other
 spellings, so every field is read under all its names. `noheader` output cannot be told from
 data without the field list: pass it as `fields`.
+
+The registry's `query-csv` entry (formats.py) says how this output is recognised and
+which commands make it.
 """
 
 import re

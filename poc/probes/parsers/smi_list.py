@@ -13,6 +13,9 @@ instance's (`profile`). Two "1c.3g.40gb" lines may share one GPU instance or sit
 listing does not say which, so the GPU instance id stays unknown unless the UUID carries it.
 Drivers of the R450 series wrote the GPU and compute instance ids into the MIG UUID
 (".../2/1"); they are read from there when present.
+
+The registry's `smi-list` entry (formats.py) says how this output is recognised and
+which commands make it.
 """
 
 import re

@@ -15,6 +15,9 @@ kept in order as a list. Like -q -x, the output carries no GPU index: a GPU's in
 position. nvidia-smi's notices about a troubled GPU ("WARNING: infoROM is corrupted at gpu
 0000:3B:00.0", "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error"),
 printed before the report or in place of a GPU's block, are kept among the warnings.
+
+The registry's `smi-text` entry (formats.py) says how this output is recognised and
+which commands make it.
 """
 
 import re

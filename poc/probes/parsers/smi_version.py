@@ -8,6 +8,9 @@
 Older drivers print the first three lines only; R610 renames the driver's to "KMD version" and
 CUDA's to "CUDA UMD Version" (see smi_text.versions_of). The output names no GPU: the node's
 inventory stays unknown (`gpus_listed` False).
+
+The registry's `smi-version` entry (formats.py) says how this output is recognised and
+which commands make it.
 """
 
 from poc.probes.facts import NodeFacts, new_node

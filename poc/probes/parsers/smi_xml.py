@@ -12,6 +12,9 @@ need not match nvidia-smi's index.
 Building elements is what parsing costs, and most of a <gpu> element is never read: the
 elements no fact reads are cut out of the text before it is parsed, where that provably leaves
 every fact, error and refusal as they are when the whole text is parsed (see _read_tree).
+
+The registry's `smi-xml` entry (formats.py) says how this output is recognised and
+which commands make it.
 """
 
 import functools

@@ -1,5 +1,8 @@
 """SSH connector: runs the GPU node commands on each node over SSH (asyncssh), concurrently.
 
+The commands are the push agent's (poc.probes.parsers.node_commands, all but DCGM's diagnostic),
+the --query-gpu fields adapted to each driver as the agent adapts them (agent.QueryFields).
+
 Each node is reached at the address the network guard checked, and only when the server
 presents the host key pinned for it: a node without a pinned key, or with another key, is
 refused before any credential is sent. A node's commands run one after another in one remote
@@ -47,6 +50,7 @@ from poc.probes.connectors.ssh.script import (
     succeeded,
 )
 from poc.probes.node import agent
+from poc.probes.parsers.node_commands import KERNEL_LOG, NODE_COMMANDS, WITH_DCGM, NodeCommand
 
 __all__ = [
     "BATCH_SLACK",
@@ -70,7 +74,10 @@ __all__ = [
 ]
 
 KERNEL_LOG_MARKERS = tuple(marker.decode() for marker in agent.KERNEL_LOG_MARKERS)
-KERNEL_LOG_COMMANDS = tuple((" ".join(argv), " ".join(argv)) for argv in agent.KERNEL_LOG_COMMANDS)
+# The node commands the SSH probe runs: all but DCGM's diagnostic (the agent's, when asked for).
+SSH_COMMANDS = tuple(command for command in NODE_COMMANDS if command.when != WITH_DCGM)
+# The kernel log's, as (name, command) pairs, in the order they are tried.
+KERNEL_LOG_COMMANDS = tuple((c.line, c.line) for c in SSH_COMMANDS if c.when == KERNEL_LOG)
 OUTPUT_LIMIT = 32 * 1024 * 1024
 STDERR_LIMIT = 65536
 
@@ -338,35 +345,20 @@ async def _query_gpu(
     timeout: float,
     first: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """--query-gpu with the agent's fields, adapted to what the node's driver knows; `first`:
-    the answer to the full field list when the batch already asked (another round trip only
-    when the driver refused a field)."""
-    fields = list(agent.QUERY_FIELDS)
-    renamed, dropped = False, []
+    """--query-gpu with the agent's fields, adapted as the agent does to what the node's driver
+    knows; `first`: the answer to the full field list when the batch already asked (another
+    round trip only when the driver refused a field)."""
+    query = agent.QueryFields()
     entry: dict[str, Any] = {}
-    for attempt in range(len(fields) + 2):
-        args = "--query-gpu=" + ",".join(fields) + " --format=csv"
+    for attempt in range(query.tries):
+        line = " ".join(["nvidia-smi", *query.args()])
         if attempt == 0 and first is not None:
             entry = first
         else:
-            entry = await _run(conn, f"nvidia-smi {args}", f"nvidia-smi {args}", timeout)
-        match = agent.INVALID_FIELD.search(entry["stdout"] + entry["stderr"])
-        if entry["exit_code"] == 0 or not match or match.group(1) not in fields:
+            entry = await _run(conn, line, line, timeout)
+        if not query.adapt(entry):
             break
-        invalid = match.group(1)
-        if invalid.startswith(agent.REASON_PREFIXES) and not renamed:
-            fields = [agent._swap_reason_prefix(f) for f in fields]
-            renamed = True
-        else:
-            fields.remove(invalid)
-            dropped.append(invalid)
-        if not fields:
-            break
-    if dropped:
-        add_note(
-            entry,
-            "fields this driver does not know were left out: " + ", ".join(dropped),
-        )
+    add_note(entry, query.dropped_note())
     return entry
 
 
@@ -404,11 +396,10 @@ HOSTNAME = Step("hostname", "hostname")
 
 
 def _gpu_steps() -> list[Step]:
-    query = "nvidia-smi --query-gpu=" + ",".join(agent.QUERY_FIELDS) + " --format=csv"
-    plain = ["nvidia-smi -q -x", query, "nvidia-smi -L"]
-    plain += ["nvidia-smi nvlink -s", "nvidia-smi nvlink -e"]
-    return [Step(c, c) for c in plain] + [
-        Step(name, command, group="kernel log") for name, command in KERNEL_LOG_COMMANDS
+    """A step per node command, the query's with every field, the kernel log's as a group."""
+    return [
+        Step(c.shown, c.shown, group="kernel log" if c.when == KERNEL_LOG else "")
+        for c in SSH_COMMANDS
     ]
 
 
@@ -431,10 +422,33 @@ async def _node_outputs(
     rest = batch.entries[len(lead) :]
     if commands is not None:
         return host, [entry for entry in rest if entry is not None]
-    smi = [entry for entry in rest[:5] if entry is not None]  # none is None: not a group
-    outputs = [smi[0], await _query_gpu(conn, timeout, first=smi[1]), *smi[2:]]
-    outputs += await _kernel_log(conn, timeout, rest[5:], batch.note)
-    return host, outputs
+    return host, await _gpu_outputs(
+        conn, timeout, list(zip(SSH_COMMANDS, rest, strict=True)), batch.note
+    )
+
+
+async def _gpu_outputs(
+    conn: asyncssh.SSHClientConnection,
+    timeout: float,
+    ran: list[tuple[NodeCommand, dict[str, Any] | None]],
+    note: str,
+) -> list[dict[str, Any]]:
+    """The node commands' outputs from what the batch gave (None where it did not reach a
+    command of the kernel log's group), in order: the query adapted to the driver, the kernel
+    log's commands tried in turn where the first of them stands."""
+    kernel_log = [entry for command, entry in ran if command.when == KERNEL_LOG]
+    outputs: list[dict[str, Any]] = []
+    kernel_log_read = False
+    for command, entry in ran:
+        if command.when == KERNEL_LOG:
+            if not kernel_log_read:
+                outputs += await _kernel_log(conn, timeout, kernel_log, note)
+                kernel_log_read = True
+        elif command.format == "query-csv":
+            outputs.append(await _query_gpu(conn, timeout, first=entry))
+        elif entry is not None:  # a command outside a group always has its entry
+            outputs.append(entry)
+    return outputs
 
 
 async def gpu_node_outputs(
