@@ -4,12 +4,15 @@ figures, and the totals a decision reads (per year, over the horizon, net presen
 GPU-year), with what is missing said instead of counted as zero. docs/costs.md explains every
 formula with a worked example that tests/procurement/test_costs.py recomputes.
 
-`Decimal` throughout; nothing here rounds (pages round for display).
+`Decimal` throughout; nothing here rounds (pages round for display). Sums run in `EXACT`, a
+context wide enough that adding figures never rounds them, so a total is the sum of its lines
+and of its years whatever the order (the default context keeps 28 digits, fewer than a grown
+fleet's figures can have).
 """
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Context, Decimal
 from functools import cached_property, lru_cache
 
 from django.utils.translation import gettext as _
@@ -18,6 +21,7 @@ ZERO = Decimal(0)
 ONE = Decimal(1)
 HUNDRED = Decimal(100)
 HOURS_PER_YEAR = Decimal(8760)
+EXACT = Context(prec=120)
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,10 @@ class Range:
     high: Decimal
 
     def __add__(self, other: "Range") -> "Range":
-        return Range(self.low + other.low, self.expected + other.expected, self.high + other.high)
+        add = EXACT.add
+        return Range(
+            add(self.low, other.low), add(self.expected, other.expected), add(self.high, other.high)
+        )
 
     def scaled(self, factor: Decimal) -> "Range":
         return Range(self.low * factor, self.expected * factor, self.high * factor)
@@ -127,7 +134,7 @@ class Costs:
     def unconfirmed(self) -> tuple[int, Decimal]:
         """How many lines still wait for a basis, and what they add to the expected total."""
         waiting = [total.expected for line, total in self.lines if line.unconfirmed]
-        return len(waiting), sum(waiting, ZERO)
+        return len(waiting), exact_sum(waiting)
 
     @cached_property
     def scaling(self) -> Range:
@@ -211,6 +218,7 @@ def candidate_costs(lines: Iterable[Line], model: Model) -> Costs:
     on plain Decimals (lows, expected, highs apart): this is the model's inner loop."""
     horizon = model.horizon
     costs = Costs(years=horizon)
+    add = EXACT.add
     listed = [ZERO, ZERO, ZERO]
     sums: dict[str, tuple[list[Decimal], list[Decimal], list[Decimal]]] = {}
     for line in lines:
@@ -228,9 +236,9 @@ def candidate_costs(lines: Iterable[Line], model: Model) -> Costs:
             list_factor, factor = found
             for i, amount in enumerate(amounts):
                 paid = amount * factor
-                row[i][year - 1] += paid
-                own[i] += paid
-                listed[i] += amount * list_factor
+                row[i][year - 1] = add(row[i][year - 1], paid)
+                own[i] = add(own[i], paid)
+                listed[i] = add(listed[i], amount * list_factor)
         costs.lines.append((line, Range(*own)))
     costs.by_category = {
         category: [Range(lo, ex, hi) for lo, ex, hi in zip(*row, strict=True)]
@@ -314,9 +322,17 @@ def present_value(per_year: Sequence[Decimal], rate_percent: Decimal | None) -> 
     """Costs of year n discounted by (1 + r)^(n - 1): year 1 is paid at today's value. No rate:
     the plain sum."""
     if not rate_percent:
-        return sum(per_year, ZERO)
+        return exact_sum(per_year)
     base = ONE + rate_percent / HUNDRED
-    return sum((amount / base**n for n, amount in enumerate(per_year)), ZERO)
+    return exact_sum(amount / base**n for n, amount in enumerate(per_year))
+
+
+def exact_sum(figures: Iterable[Decimal]) -> Decimal:
+    """The sum of `figures`, rounded nowhere (see EXACT)."""
+    total = ZERO
+    for figure in figures:
+        total = EXACT.add(total, figure)
+    return total
 
 
 def npv(costs: Costs, rate_percent: Decimal | None) -> Range:
@@ -330,7 +346,7 @@ def npv(costs: Costs, rate_percent: Decimal | None) -> Range:
 
 def gpu_years(fleet: Fleet, horizon: int) -> Decimal:
     """GPUs in service summed over the horizon's years."""
-    return sum((fleet.count("per_gpu", year) for year in range(1, horizon + 1)), ZERO)
+    return exact_sum(fleet.count("per_gpu", year) for year in range(1, horizon + 1))
 
 
 def per_gpu_year(costs: Costs, fleet: Fleet) -> Range | None:

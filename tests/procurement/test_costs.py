@@ -133,3 +133,32 @@ def test_a_line_runs_only_in_its_years() -> None:
     beyond = Line("exit", "one_off", Range(D(9), D(9), D(9)), "USD", year=7)
     costs = candidate_costs([late, window, beyond], model)
     assert [y.expected for y in costs.per_year] == [D(0), D(1), D(1), D(5)]
+
+
+def test_figures_longer_than_the_default_precision_still_add_up() -> None:
+    """A grown fleet, a discount and an exchange rate give figures of more digits than
+    Decimal's default 28: the total of two lines is still the sum of each line's total."""
+    lines = [
+        Line(
+            "licence",
+            "per_unit",
+            Range(D("84700.54"), D("342347.85"), D("763972.5")),
+            "EUR",
+            unit="per_gpu",
+            discount_percent=D("77.9"),
+        ),
+        Line(
+            "support",
+            "per_unit",
+            Range(D("603296.69"), D("633836.83"), D("874553.28")),
+            "USD",
+            unit="per_gpu",
+            discount_percent=D("9.6"),
+        ),
+    ]
+    model = _model(Fleet(gpus=D(3997), nodes=D(1), growth_percent=D("2.9")))
+    whole = candidate_costs(lines, model).total
+    first, second = (candidate_costs([line], model).total for line in lines)
+    assert max(len(figure.as_tuple().digits) for figure in vars(whole).values()) > 28
+    assert whole == first + second == second + first
+    assert npv(candidate_costs(lines, model), D(0)) == whole
