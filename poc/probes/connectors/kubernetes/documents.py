@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from poc.probes.connectors.kubernetes.api import Api, Listing, Reply
-from poc.probes.connectors.kubernetes.dcgm import read_dcgm
 from poc.probes.connectors.kubernetes.discovery import Groups, cannot
 from poc.probes.connectors.kubernetes.failure import (
     REFUSAL_REASONS,
@@ -26,15 +25,9 @@ from poc.probes.connectors.kubernetes.failure import (
     scheduled_on,
     unschedulable_message,
 )
-from poc.probes.connectors.kubernetes.gpu_operator import read_gpu_operator
-from poc.probes.connectors.kubernetes.nodes import read_nodes
-from poc.probes.connectors.kubernetes.platforms import read_openshift_ai
-from poc.probes.connectors.kubernetes.probe import new_facts
-from poc.probes.connectors.kubernetes.quotas import read_quotas
+from poc.probes.connectors.kubernetes.probe import new_facts, read_cluster
 from poc.probes.connectors.kubernetes.schedulers import (
     VOLCANO_BEFORE_1,
-    read_kai_runai,
-    read_volcano,
 )
 from poc.probes.connectors.kubernetes.values import GPU, as_int, dig
 
@@ -167,13 +160,7 @@ def facts_from_objects(
         api_groups={name: versions for name, versions in sorted(api.versions.items())},
     )
     cannot(result, "server version (GET /version)", NOT_GIVEN)
-    read_nodes(api, result)
-    read_gpu_operator(api, groups, result)
-    read_dcgm(api, result)
-    read_volcano(api, groups, result)
-    read_kai_runai(api, groups, result)
-    read_openshift_ai(api, groups, result)
-    read_quotas(api, result)
+    read_cluster(api, groups, result, slinky=False)
     documents = {
         str(dig(o.data, "metadata", "name")): o.document for o in objects if o.key == ("", "Node")
     }

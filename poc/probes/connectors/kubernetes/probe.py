@@ -4,7 +4,7 @@ from typing import Any
 
 from poc.probes.connectors.kubernetes.api import Api
 from poc.probes.connectors.kubernetes.dcgm import read_dcgm
-from poc.probes.connectors.kubernetes.discovery import cannot, discover
+from poc.probes.connectors.kubernetes.discovery import Groups, cannot, discover
 from poc.probes.connectors.kubernetes.gpu_operator import read_gpu_operator
 from poc.probes.connectors.kubernetes.nodes import read_nodes
 from poc.probes.connectors.kubernetes.platforms import read_openshift_ai, read_slurm
@@ -41,6 +41,21 @@ def new_facts(
     }
 
 
+def read_cluster(api: Api, groups: Groups, result: dict[str, Any], *, slinky: bool = True) -> None:
+    """What a probe reads of a cluster, in this order: nodes, the GPU Operator, DCGM's metrics,
+    the schedulers, the platforms, quotas. Uploaded documents are read the same way, Slinky
+    aside (`slinky=False`: its presence is known from API discovery, which documents lack)."""
+    read_nodes(api, result)
+    read_gpu_operator(api, groups, result)
+    read_dcgm(api, result)
+    read_volcano(api, groups, result)
+    read_kai_runai(api, groups, result)
+    read_openshift_ai(api, groups, result)
+    if slinky:
+        read_slurm(groups, result)
+    read_quotas(api, result)
+
+
 def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
     """Read the cluster's GPU facts (read-only; see the module docstring for what is read).
 
@@ -60,14 +75,7 @@ def probe_kubernetes(target: KubeTarget, *, resolve: Resolve) -> dict[str, Any]:
                 f"{reply.error or 'no gitVersion in the answer'})"
             )
         groups = discover(api, result)
-        read_nodes(api, result)
-        read_gpu_operator(api, groups, result)
-        read_dcgm(api, result)
-        read_volcano(api, groups, result)
-        read_kai_runai(api, groups, result)
-        read_openshift_ai(api, groups, result)
-        read_slurm(groups, result)
-        read_quotas(api, result)
+        read_cluster(api, groups, result)
     finally:
         api.close()
     return result
