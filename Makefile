@@ -90,7 +90,7 @@ clean-venv:
 # The README's screenshots, taken by the end-to-end browser test (PostgreSQL, Redis, Chromium as
 # for `make test`): it saves one per step under docs/screenshots/, and only these are kept,
 # reduced to 256 colours.
-SCREENSHOTS_KEEP := 06-matrix-cell-panel 07-comparison-side-by-side 12-responsibilities-zh 15-sheet-sealed 16-sheet-first-page
+SCREENSHOTS_KEEP := 06-matrix-cell-panel 07-comparison-side-by-side 12-responsibilities-zh 15-sheet-sealed 16-sheet-first-page 17-overview-at-a-glance 18-ci-runs-trends 19-results-filtered 20-phone-cell-panel
 .PHONY: screenshots
 screenshots: install
 	@E2E_SCREENSHOTS=docs/screenshots \

@@ -2,11 +2,12 @@
 
 Each entry's hash is an HMAC-SHA-256, under a key kept outside the database, over a canonical
 JSON array of its content (position, time in UTC, actor name, verb, subject, before, after), the
-hash of the entry before it (empty for the first) and the id of the key. Someone who can write
-the table but does not hold the key cannot recompute a hash, so an edited, inserted or
-rewritten entry no longer verifies. Keys come from WORKBENCH_AUDIT_KEYS (`ID:KEY` pairs,
-workbench.keyring): the first keys new entries, every one listed verifies what it keyed, so a
-key is rotated by putting a new one first and keeping the old ones.
+hash of the entry before it (empty for the first), the id of the key and, when it has them, the
+parts its subject names. Someone who can write the table but does not hold the key cannot
+recompute a hash, so an edited, inserted or rewritten entry no longer verifies. Keys come
+from WORKBENCH_AUDIT_KEYS (`ID:KEY` pairs, workbench.keyring): the first keys new entries, every
+one listed verifies what it keyed, so a key is rotated by putting a new one first and keeping
+the old ones.
 
 Entries written before the chain was keyed carry no key id and a plain SHA-256. They stay as
 they are; the first keyed entry after them covers the last one's hash, and `manage.py
@@ -87,13 +88,17 @@ def entry_hash(
     prev_hash: str,
     key_id: str = "",
     key: bytes = b"",
+    subject_parts: Any = None,
 ) -> str:
     """The entry's HMAC under `key` (with its id in what is covered), or, for an entry written
-    before the chain was keyed (no key id), its plain SHA-256."""
+    before the chain was keyed (no key id), its plain SHA-256. The subject's parts are covered
+    when the entry has them (entries written before them hash as they always did)."""
     moment = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     payload: list[Any] = [seq, moment, actor_name, verb, subject, before, after, prev_hash]
     if key_id:
         payload.append(key_id)
+    if subject_parts:
+        payload.append({"subject_parts": subject_parts})
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if not key_id:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -117,6 +122,7 @@ class Entry:
     prev_hash: str
     hash: str
     key_id: str = ""
+    subject_parts: Any = None
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,7 @@ def first_break(
             prev_hash=entry.prev_hash,
             key_id=entry.key_id,
             key=key,
+            subject_parts=entry.subject_parts,
         )
         if not hmac.compare_digest(computed, entry.hash):
             return Break(entry.seq, entry.pk, "its content was changed after it was written")

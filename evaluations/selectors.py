@@ -16,6 +16,7 @@ from evaluations.audit import Break, Entry, first_break
 from evaluations.claims import CLAIM_BULLET, Match, rank
 from evaluations.claims import Candidate as ClaimCandidate
 from evaluations.demo import DEMO_ADMIN, DEMO_SLUG
+from evaluations.history_labels import HistoryNames
 from evaluations.models import (
     REQUIRED_SCENARIOS,
     AcceptanceAction,
@@ -234,7 +235,10 @@ def project_members(project: Project) -> QuerySet[Membership]:
 
 
 def project_events(project: Project, *, limit: int = 50) -> list[ProjectEvent]:
-    return list(ProjectEvent.objects.filter(project=project).select_related("actor")[:limit])
+    """The newest entries, each with what they name (`HistoryNames`), for their words."""
+    events = list(ProjectEvent.objects.filter(project=project).select_related("actor")[:limit])
+    HistoryNames.read(project, events)
+    return events
 
 
 HISTORY_PER_PAGE = 100
@@ -259,7 +263,8 @@ def project_history_page(
     until: date | None = None,
     page: str | int | None = None,
 ) -> Page[ProjectEvent]:
-    """One page of the project's history, newest first, narrowed as asked."""
+    """One page of the project's history, newest first, narrowed as asked; its entries hold what
+    they name (`HistoryNames`), for their words."""
     events = ProjectEvent.objects.filter(project=project).select_related("actor")
     if verb:
         events = events.filter(verb=verb)
@@ -269,7 +274,10 @@ def project_history_page(
         events = events.filter(at__date__gte=since)
     if until:
         events = events.filter(at__date__lte=until)
-    return Paginator(events.order_by("-at", "-pk"), HISTORY_PER_PAGE).get_page(page)
+    found = Paginator(events.order_by("-at", "-pk"), HISTORY_PER_PAGE).get_page(page)
+    found.object_list = list(found.object_list)
+    HistoryNames.read(project, found.object_list)
+    return found
 
 
 @dataclass(frozen=True)
@@ -341,6 +349,7 @@ def audit_chain_break(project: Project, anchors: Iterable[AuditAnchor] = ()) -> 
             "prev_hash",
             "hash",
             "key_id",
+            "subject_parts",
         )
         .iterator(chunk_size=2000)
     )
@@ -349,6 +358,11 @@ def audit_chain_break(project: Project, anchors: Iterable[AuditAnchor] = ()) -> 
     if found is not None and not found.unsealed:
         return found
     return _anchor_break(project, anchors) or found
+
+
+def audit_key_use() -> dict[str, int]:
+    """How many history entries each key id keyed ("" before the chain was keyed)."""
+    return dict(ProjectEvent.objects.values_list("key_id").annotate(n=Count("pk")).order_by())
 
 
 # --- acceptance suite --------------------------------------------------------------------

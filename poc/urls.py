@@ -1,6 +1,7 @@
 from django.urls import path
 
 from poc.probes import urls as probe_urls
+from poc.views import lists
 from poc.views import responsibilities as responsibility_views
 from poc.views import results as views
 
@@ -25,7 +26,9 @@ urlpatterns = [
         views.comparison_list,
         name="comparison_list",
     ),
-    path("<slug:slug>/integration/", views.integration_gaps, name="integration_gaps"),
+    path("<slug:slug>/results/", lists.results, name="results"),
+    path("<slug:slug>/actions/", lists.actions, name="actions"),
+    path("<slug:slug>/integration/", lists.integration_gaps, name="integration_gaps"),
     path(
         "<slug:slug>/responsibilities/",
         responsibility_views.responsibilities,
@@ -43,7 +46,7 @@ urlpatterns = [
     ),
     path("<slug:slug>/ci/tokens/", views.tokens, name="tokens"),
     path("<slug:slug>/ci/tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
-    path("<slug:slug>/ci/runs/", views.runs, name="runs"),
+    path("<slug:slug>/ci/runs/", lists.runs, name="runs"),
     path("<slug:slug>/ci/runs/<int:ci_run_id>/", views.run_detail, name="run_detail"),
 ]
 

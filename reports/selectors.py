@@ -252,6 +252,18 @@ def sheet_for_project(project: Project, revision: int) -> Sheet:
     return sheet
 
 
+def audited_projects(slugs: list[str]) -> list[Project]:
+    """The projects whose history chain is checked: every one, or those named; by slug."""
+    projects = Project.objects.order_by("slug")
+    return list(projects.filter(slug__in=slugs) if slugs else projects)
+
+
+def sealed_sheets_with_anchor(project: Project) -> list[Sheet]:
+    """The project's sealed revisions that recorded the history's head, oldest first."""
+    sealed = Sheet.objects.filter(project=project, status=SheetStatus.SEALED)
+    return list(sealed.filter(audit_seq__isnull=False).order_by("revision"))
+
+
 def sheet_by_id(sheet_id: int) -> Sheet | None:
     return Sheet.objects.filter(pk=sheet_id).select_related("project").first()
 

@@ -55,6 +55,8 @@ def _sheets_page(
     project = access.project
     invalid = any(f is not None and f.is_bound for f in (form, roles_form, recommendation_form))
     sheets, sheets_page = selectors.sheets_page_with_staleness(project, request.GET.get("page"))
+    names = dict(_candidate_choices(project))  # a revision names its products, not their slugs
+    rows = [(s, stale, [names.get(c, c) for c in s.candidate_slugs]) for s, stale in sheets]
     context = {
         "access": access,
         "project": project,
@@ -73,7 +75,7 @@ def _sheets_page(
         "unheld_roles": [
             TeamRole(r).label for r in selectors.signing_roles_without_holder(project)
         ],
-        "sheets": sheets,
+        "sheets": rows,
         "sheets_page": sheets_page,
         "tables": exports.TABLE_LABELS.items(),
         "review": decision_review(project),

@@ -195,6 +195,9 @@ class ProjectEvent(models.Model):
     at = models.DateTimeField(default=timezone.now, db_index=True)
     verb = models.CharField(max_length=60)
     subject = models.CharField(max_length=255, blank=True)
+    # What the subject names, as kinds and keys (evaluations.history_labels): named in the
+    # reader's language when read. Empty on entries written before it, which read `subject`.
+    subject_parts = models.JSONField(default=list, blank=True)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     seq = models.PositiveBigIntegerField(null=True, blank=True)

@@ -1,12 +1,13 @@
 """The project history: every service appends what it changed, to a hash chain per project."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evaluations.audit import Break, current_key, entry_hash, normalised
+from evaluations.history_labels import Part, parts_text
 from evaluations.models import AuditHead, Project, ProjectEvent
 from evaluations.selectors import audit_chain_break
 from workbench.people import stored_user
@@ -31,15 +32,22 @@ def event_record(
     actor: User | None,
     verb: str,
     subject: str = "",
+    parts: Sequence[Part] = (),
     before: Mapping[str, object] | None = None,
     after: Mapping[str, object] | None = None,
 ) -> ProjectEvent:
     """Append to a project's history. Called inside the service that made the change, so the
-    entry commits (or rolls back) with the change it records."""
+    entry commits (or rolls back) with the change it records.
+
+    `parts` say what the entry is about by kinds and keys (evaluations.history_labels:
+    `candidate_part`, `choice_part`...), never by words in the writer's language: the history
+    names them in each reader's. The stored `subject` is then their words in English, unless
+    given."""
     user = stored_user(actor)
     actor_name = user.get_username() if user is not None else ""
     before, after = normalised(before), normalised(after)
-    subject = subject[:255]
+    subject_parts = normalised(list(parts))
+    subject = (subject or parts_text(subject_parts))[:255]
     # Inside the caller's transaction (no savepoint: a failure here fails the change with it).
     with transaction.atomic(savepoint=False):
         head = _locked_head(project)
@@ -57,6 +65,7 @@ def event_record(
             prev_hash=head.hash,
             key_id=key_id,
             key=key,
+            subject_parts=subject_parts,
         )
         event = ProjectEvent.objects.create(
             project=project,
@@ -65,6 +74,7 @@ def event_record(
             at=at,
             verb=verb,
             subject=subject,
+            subject_parts=subject_parts,
             before=before,
             after=after,
             seq=seq,

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import candidate_part, choice_part, phrase_part
 from evaluations.models import (
     SIGNING_ROLE_CHOICES,
     Membership,
@@ -122,14 +123,14 @@ def project_signing_roles_set(
     project.full_clean()
     if after != before:
         project.save(update_fields=["signing_roles", "one_signer_many_roles", "updated_at"])
-        subject = ", ".join(str(TeamRole(r).label) for r in chosen)
+        parts = [choice_part(Membership, "role", r) for r in chosen]
         if one_signer_many_roles:
-            subject += " · " + str(_("one person may sign for several roles"))
+            parts.append(phrase_part("signing.shared"))
         event_record(
             project=project,
             actor=actor,
             verb="project.signing_roles",
-            subject=subject,
+            parts=parts,
             before=before,
             after=after,
         )
@@ -248,9 +249,10 @@ def project_recommendation_set(
         "review_by": locked.review_by.isoformat() if locked.review_by else None,
         "reopen_when": locked.reopen_when,
     }
-    order = list(project.candidates.order_by("position", "pk").values_list("slug", flat=True))
+    order = list(project.candidates.select_related("solution").order_by("position", "pk"))
+    chosen = [candidate for candidate in order if candidate.slug in set(candidates)]
     after: dict[str, object] = {
-        "recommended": [slug for slug in order if slug in set(candidates)],
+        "recommended": [candidate.slug for candidate in chosen],
         "recommendation_conditions": conditions.strip(),
         "recommendation_reason": reason.strip(),
         "review_by": review_by.isoformat() if review_by else None,
@@ -262,7 +264,7 @@ def project_recommendation_set(
             project=locked,
             actor=actor,
             verb="project.recommendation",
-            subject=", ".join(slug for slug in order if slug in set(candidates)) or "—",
+            parts=[candidate_part(c) for c in chosen] or [phrase_part("none")],
             before=before,
             after=after,
         )

@@ -6,6 +6,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, ProtectedError
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import candidate_part
 from evaluations.models import (
     Candidate,
     FilterStep,
@@ -80,7 +81,7 @@ def candidate_add(
         project=project,
         actor=actor,
         verb="candidate.added",
-        subject=str(candidate),
+        parts=[candidate_part(candidate)],
         after=_candidate_state(candidate),
     )
     return candidate
@@ -124,7 +125,7 @@ def candidate_update(
         project=candidate.project,
         actor=actor,
         verb=verb,
-        subject=str(candidate),
+        parts=[candidate_part(candidate)],
         before={k: before[k] for k in changed},
         after={k: after[k] for k in changed},
     )
@@ -138,7 +139,7 @@ def candidate_remove(*, candidate: Candidate, actor: User) -> None:
         project=candidate.project,
         actor=actor,
         verb="candidate.removed",
-        subject=str(candidate),
+        parts=[candidate_part(candidate)],
         before=_candidate_state(candidate),
     )
     try:

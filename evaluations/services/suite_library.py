@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from evaluations.history_labels import template_set_part
 from evaluations.models import (
     AcceptanceAction,
     Project,
@@ -155,7 +156,7 @@ def template_set_apply(
             project=project,
             actor=actor,
             verb="template.applied",
-            subject=template_set.key,
+            parts=[template_set_part(template_set)],
             after={"requirements": requirements_created, "actions": actions_created},
         )
     return ApplyReport(requirements_created, actions_created, plan.already_present, left_out)
@@ -242,7 +243,7 @@ def suite_import(*, project: Project, actor: User | None, parsed: ParseResult) -
             project=project,
             actor=actor,
             verb="suite.imported",
-            subject=project.slug,
+            subject=project.name,
             after={
                 "requirements_created": requirements_created,
                 "actions_created": actions_created,

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from evaluations.api.access import api_project, request_person, request_token
 from evaluations.api.authentication import BearerTokenAuthentication, RawBodySessionAuthentication
 from evaluations.api.idempotency import idempotent
+from evaluations.api.inputs import QUERY, FlagField, TextField, UploadField, input_refused
 from evaluations.api.outputs import CellRefOutput, ChangeCountsOutput
 from evaluations.api.parsers import DepthSafeJSONParser
 from evaluations.models import Project, TokenScope
@@ -28,7 +29,6 @@ from poc.models import (
     Run,
 )
 from workbench.hashing import sha256_chunks
-from workbench.text import text_problem
 
 
 def _too_big(request: Request) -> Response | None:
@@ -239,6 +239,16 @@ def _junit_report(request: Request) -> bytes | Response:
     return upload.read()
 
 
+class JUnitQuery(serializers.Serializer):
+    candidate = TextField(help_text="The candidate the report is for (its slug).")
+    run = TextField(max_length=200, help_text="The CI run's id (results append to it).")
+    supersede_evidence = FlagField(
+        required=False,
+        help_text="The report's results replace the evidence people recorded on their cells "
+        "(kept and listed as superseded); by default it is carried forward.",
+    )
+
+
 class JUnitImportApi(APIView):
     """Post a JUnit XML report for one candidate and run: the body, or multipart field `file`."""
 
@@ -255,14 +265,7 @@ class JUnitImportApi(APIView):
             },
         },
         parameters=[
-            OpenApiParameter("candidate", str, required=True),
-            OpenApiParameter("run", str, required=True),
-            OpenApiParameter(
-                "supersede_evidence",
-                bool,
-                description="The report's results replace the evidence people recorded on "
-                "their cells (kept and listed as superseded); by default it is carried forward.",
-            ),
+            JUnitQuery,
             OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
         ],
         responses={201: ImportResultOutput},
@@ -277,29 +280,18 @@ class JUnitImportApi(APIView):
         return idempotent(request, body, lambda: self._store(request, project, body))
 
     def _store(self, request: Request, project: Project, body: bytes) -> Response:
-        candidate = request.query_params.get("candidate", "")
-        external_id = request.query_params.get("run", "")
-        if not candidate or not external_id or len(external_id) > 200:
-            return Response(
-                {"detail": "query parameters candidate and run are required"}, status=400
-            )
-        for name, value in (("candidate", candidate), ("run", external_id)):
-            if problem := text_problem(value):
-                return Response({"detail": f"query parameter {name} {problem}"}, status=400)
-        supersede = request.query_params.get("supersede_evidence", "false").lower()
-        if supersede not in ("true", "false", "1", "0"):
-            return Response(
-                {"detail": "query parameter supersede_evidence must be true or false"}, status=400
-            )
+        query = JUnitQuery(data=request.query_params)
+        if not query.is_valid():
+            return input_refused(query, where=QUERY)
         try:
             stored = services.junit_ingest(
                 project=project,
-                candidate=candidate,
-                external_id=external_id,
+                candidate=query.validated_data["candidate"],
+                external_id=query.validated_data["run"],
                 report=body,
                 token=request_token(request),
                 user=request_person(request),
-                supersede_evidence=supersede in ("true", "1"),
+                supersede_evidence=query.validated_data.get("supersede_evidence", False),
             )
         except services.IngestError as exc:
             answer: dict[str, Any] = {"detail": exc.message or "bad results"}
@@ -322,18 +314,20 @@ class EvidenceCreatedOutput(serializers.Serializer):
     content_type = serializers.CharField()
 
 
+class EvidenceInput(serializers.Serializer):
+    file = UploadField(
+        allow_empty_file=True,  # refused by the service, which says why
+        error_messages={"required": "is required (send it as multipart field 'file')"},
+    )
+
+
 class EvidenceCreateApi(APIView):
     """Attach a file to a result (multipart field `file`)."""
 
     parser_classes = [MultiPartParser]
 
     @extend_schema(
-        request={
-            "multipart/form-data": {
-                "type": "object",
-                "properties": {"file": {"type": "string", "format": "binary"}},
-            }
-        },
+        request={"multipart/form-data": EvidenceInput},
         responses={201: EvidenceCreatedOutput},
     )
     def post(self, request: Request, result_id: int) -> Response:
@@ -341,9 +335,10 @@ class EvidenceCreateApi(APIView):
         if result is None:
             raise Http404
         api_project(request, result.project.slug, scope=TokenScope.RESULTS_WRITE)
-        upload = request.FILES.get("file")
-        if upload is None:
-            return Response({"detail": "send the file as multipart field 'file'"}, status=400)
+        payload = EvidenceInput(data=request.data)
+        if not payload.is_valid():
+            return input_refused(payload)
+        upload = payload.validated_data["file"]
         fingerprint = f"{upload.name}:{upload.size}:".encode() + _sha256(upload)
         return idempotent(request, fingerprint, lambda: self._store(request, result, upload))
 

@@ -36,17 +36,21 @@ class Recorded:
     recovered: list[dict[str, str]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run as the results side is handed it: the facts of its nodes, the raw outputs
+    results may cite, who made it, and what a cluster connector read beyond nodes."""
+
+    run: ProbeRun
+    facts: list[NodeFacts]
+    cited: list[StoredFile]
+    actor: User | None
+    token: ApiToken | None = None
+    cluster_facts: JSONObject | None = None
+
+
 class Recorder(Protocol):
-    def record(
-        self,
-        run: ProbeRun,
-        facts: list[NodeFacts],
-        cited: list[StoredFile],
-        *,
-        actor: User | None,
-        token: ApiToken | None,
-        cluster_facts: JSONObject | None,
-    ) -> Recorded | None:
+    def record(self, stored: StoredRun) -> Recorded | None:
         """Record the run's verdicts as results, inside the caller's transaction; None when no
         action is bound to a check."""
         ...
@@ -77,13 +81,10 @@ def run_record(
     token: ApiToken | None = None,
     cluster_facts: JSONObject | None = None,
 ) -> Recorded | None:
-    recorded = (
-        _recorders[0].record(
-            run, facts, cited, actor=actor, token=token, cluster_facts=cluster_facts
-        )
-        if _recorders
-        else None
-    )
+    """Hand a stored run to the registered recorder (None without one), then tell those who
+    listen to `run_stored`."""
+    stored = StoredRun(run, facts, cited, actor, token, cluster_facts)
+    recorded = _recorders[0].record(stored) if _recorders else None
     run_stored.send(sender=ProbeRun, run=run, actor=actor)
     return recorded
 

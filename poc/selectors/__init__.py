@@ -3,7 +3,8 @@
 Every page here runs a fixed number of queries whatever the size of the project.
 
 A module per page or topic: `matrix`, `comparison`, `side_by_side`, `runs` (CI runs and the
-API's reads), `gaps` (integration gaps), `search` and `trends` (CI trends across runs).
+API's reads), `gaps` (integration gaps), `search`, `trends` (CI trends across runs) and `lists`
+(the rows of the results and acceptance action tables, and their filters' choices).
 """
 
 from poc.selectors.comparison import (
@@ -21,7 +22,19 @@ from poc.selectors.gaps import (
     IntegrationGap,
     IntegrationGaps,
     TeamEffort,
+    gaps_of_candidates_in_play,
+    integration_gap_rows,
+    integration_gap_totals,
     integration_gaps_for_project,
+    owner_team_rank,
+)
+from poc.selectors.lists import (
+    action_rows,
+    actions_with_results,
+    candidate_choices,
+    member_choices,
+    requirement_choices,
+    result_rows,
 )
 from poc.selectors.matrix import (
     HISTORY_PER_PAGE,
@@ -51,9 +64,12 @@ from poc.selectors.runs import (
     ChangeGroup,
     PostDrilldown,
     matrix_api_data,
+    posts_by_status,
+    posts_of_run,
     result_counts,
     result_with_project,
     run_drilldown,
+    run_posts,
     run_with_imports,
     runs_for_project,
     token_for_project,
@@ -113,6 +129,9 @@ __all__ = [
     "SideRow",
     "TREND_RUNS",
     "TeamEffort",
+    "action_rows",
+    "actions_with_results",
+    "candidate_choices",
     "candidates_in_play",
     "cell_detail",
     "cells_after_freeze",
@@ -121,17 +140,27 @@ __all__ = [
     "comparison_list",
     "comparison_overview",
     "evidence_for_project",
+    "gaps_of_candidates_in_play",
+    "integration_gap_rows",
+    "integration_gap_totals",
     "integration_gaps_for_project",
     "matrix_api_data",
     "matrix_for_project",
+    "member_choices",
     "ordered_counts",
     "outcome_counts",
+    "owner_team_rank",
+    "posts_by_status",
+    "posts_of_run",
+    "requirement_choices",
     "responsibility_for",
     "responsibility_gaps",
     "result_counts",
     "result_for_project",
+    "result_rows",
     "result_with_project",
     "run_drilldown",
+    "run_posts",
     "run_with_imports",
     "runs_for_project",
     "search",

@@ -3,12 +3,16 @@
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.db.models import Case, Count, QuerySet, Sum, Value, When
+
 from evaluations.models import (
     OWNER_TEAMS,
     AcceptanceAction,
     Candidate,
     Project,
+    Tier,
 )
+from poc.models import Outcome, ResultCell
 from poc.selectors.comparison import comparison_for_project
 
 
@@ -84,4 +88,53 @@ def integration_gaps_for_project(project: Project, *, include_all: bool = False)
             ),
         ),
         teams=sorted(teams.values(), key=lambda t: -t.days),
+    )
+
+
+def integration_gap_rows(project: Project) -> QuerySet[ResultCell]:
+    """Every cell of the project whose latest result reads "needs integration", with its
+    candidate, action and that result: the rows of the integration gaps table."""
+    return ResultCell.objects.filter(
+        project=project, outcome=Outcome.NEEDS_INTEGRATION
+    ).select_related("candidate__solution", "action", "result")
+
+
+def gaps_of_candidates_in_play(rows: QuerySet[ResultCell]) -> QuerySet[ResultCell]:
+    """The gaps in `rows` of the candidates a review compares (first tier, alternatives)."""
+    return rows.filter(candidate__tier__in=[Tier.FIRST, Tier.ALTERNATIVE])
+
+
+def integration_gap_totals(
+    rows: QuerySet[ResultCell], candidates: list[Candidate]
+) -> IntegrationGaps:
+    """What the gaps in `rows` add up to by owning team, per candidate and in all, summed in
+    the database from the cells' copy of their latest effort (one query whatever the number
+    of gaps); `gaps` is left empty."""
+    labels = dict(OWNER_TEAMS)
+    teams: dict[str, TeamEffort] = {}
+    sums = (
+        rows.order_by()
+        .values_list("result__integration_owner_team", "candidate_id")
+        .annotate(days=Sum("integration_effort_days"), n=Count("pk"))
+    )
+    for team, candidate_id, days, n in sums:
+        effort = teams.setdefault(
+            team, TeamEffort(team, str(labels.get(team, team)), Decimal(0), 0, {})
+        )
+        effort.days += days or Decimal(0)
+        effort.gaps += n
+        effort.by_candidate[candidate_id] = days or Decimal(0)
+    return IntegrationGaps(
+        candidates=candidates, gaps=[], teams=sorted(teams.values(), key=lambda t: -t.days)
+    )
+
+
+def owner_team_rank() -> Case:
+    """An owning team's place in the list of teams, to sort gaps by team as teams are listed."""
+    return Case(
+        *(
+            When(result__integration_owner_team=value, then=Value(index))
+            for index, (value, _label) in enumerate(OWNER_TEAMS)
+        ),
+        default=Value(len(OWNER_TEAMS)),
     )

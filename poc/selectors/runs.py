@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from django.db.models import (
     Count,
     Prefetch,
+    Q,
+    QuerySet,
 )
 from django.http import Http404
 
@@ -134,7 +136,7 @@ def run_drilldown(project: Project, run_id: int) -> tuple[Run, list[PostDrilldow
                 continue
             results = list(
                 Result.objects.filter(run_import=post, change=change)
-                .select_related("candidate", "action", "action__requirement", "previous")
+                .select_related("candidate__solution", "action", "action__requirement", "previous")
                 .order_by("candidate__slug", "action__requirement__position", "action__position")[
                     :DRILLDOWN_ROWS
                 ]
@@ -165,6 +167,35 @@ def runs_for_project(project: Project, *, limit: int = 100) -> list[Run]:
         .select_related("candidate", "candidate__solution")
         .prefetch_related(Prefetch("imports", queryset=RunImport.objects.select_related("token")))
         .order_by("-updated_at", "-pk")[:limit]
+    )
+
+
+def run_posts(project: Project) -> QuerySet[RunImport]:
+    """Every post into the project's CI runs with its run, candidate and token: the rows of
+    the CI runs table."""
+    return RunImport.objects.filter(run__project=project).select_related(
+        "run", "run__candidate__solution", "token"
+    )
+
+
+def posts_by_status(posts: QuerySet[RunImport], status: str) -> QuerySet[RunImport]:
+    """The posts that regressed a cell, recovered one, changed no outcome ("steady") or named
+    testcases that map to no action ("unmapped")."""
+    if status == "regressed":
+        return posts.filter(regressed__gt=0)
+    if status == "recovered":
+        return posts.filter(recovered__gt=0)
+    if status == "unmapped":
+        return posts.exclude(unmapped=[])
+    return posts.filter(regressed=0, recovered=0, changed=0)
+
+
+def posts_of_run(posts: QuerySet[RunImport], text: str) -> QuerySet[RunImport]:
+    """The posts whose run's name, external id or commit contains `text`."""
+    return posts.filter(
+        Q(run__name__icontains=text)
+        | Q(run__external_id__icontains=text)
+        | Q(run__commit__icontains=text)
     )
 
 

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import action_part, candidate_part, choice_part
 from evaluations.models import AcceptanceAction, Candidate
 from evaluations.services import event_record
 from evaluations.services.freeze import scope_edit_guard
@@ -131,7 +132,7 @@ def result_record(
         project=candidate.project,
         actor=actor,
         verb="result.recorded",
-        subject=f"{candidate.slug} × {action.key}",
+        parts=[candidate_part(candidate), action_part(action)],
         before={"outcome": previous.outcome} if previous else None,
         after={
             "outcome": outcome,
@@ -383,7 +384,7 @@ def responsibility_set(
         project=candidate.project,
         actor=actor,
         verb="responsibility.set",
-        subject=f"{candidate.slug} · {row.get_area_display()}",
+        parts=[candidate_part(candidate), choice_part(row, "area", row.area)],
         before=before,
         after=after,
     )
@@ -400,7 +401,7 @@ def responsibility_clear(*, candidate: Candidate, area: str, actor: User | None)
         project=candidate.project,
         actor=actor,
         verb="responsibility.cleared",
-        subject=f"{candidate.slug} · {row.get_area_display()}",
+        parts=[candidate_part(candidate), choice_part(row, "area", row.area)],
         before={f: getattr(row, f) for f in RESPONSIBILITY_FIELDS},
     )
     row.delete()

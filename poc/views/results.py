@@ -242,26 +242,6 @@ def comparison_list(
     return render(request, "poc/comparison_list.html", context)
 
 
-@login_required
-def integration_gaps(request: AuthedHttpRequest, slug: str) -> HttpResponse:
-    """Every integration gap across the candidates, with person-days by owning team."""
-    access = evaluation_selectors.project_access(request.user, slug)
-    include_all = FlagForm("all", request.GET).set
-    return render(
-        request,
-        "poc/integration_gaps.html",
-        {
-            "access": access,
-            "project": access.project,
-            "tab": "integration",
-            "report": selectors.integration_gaps_for_project(
-                access.project, include_all=include_all
-            ),
-            "include_all": include_all,
-        },
-    )
-
-
 def _candidate(access: evaluation_selectors.ProjectAccess, candidate_slug: str) -> Candidate:
     return evaluation_selectors.candidate_for_project(access.project, candidate_slug)
 
@@ -397,22 +377,4 @@ def run_detail(request: AuthedHttpRequest, slug: str, ci_run_id: int) -> HttpRes
         request,
         "poc/run_detail.html",
         {"access": access, "project": access.project, "tab": "ci", "run": run, "posts": posts},
-    )
-
-
-@login_required
-def runs(request: AuthedHttpRequest, slug: str) -> HttpResponse:
-    """The project's CI runs: the trends across them (each candidate's pass rate, the flaky
-    actions, what the newest runs broke or mended), then every post."""
-    access = evaluation_selectors.project_access(request.user, slug)
-    return render(
-        request,
-        "poc/runs.html",
-        {
-            "access": access,
-            "project": access.project,
-            "tab": "ci",
-            "trends": selectors.ci_trends(access.project),
-            "runs": selectors.runs_for_project(access.project),
-        },
     )

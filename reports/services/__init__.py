@@ -12,6 +12,7 @@ from django.db.models import F, Max, Q, QuerySet
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import choice_part, phrase_part, revision_part
 from evaluations.models import ApiToken, Membership, Project
 from evaluations.selectors import audit_head
 from evaluations.services import event_record
@@ -131,7 +132,7 @@ def sheet_generate(
         project=project,
         actor=actor,
         verb="sheet.generated",
-        subject=f"r{revision} ({language})",
+        parts=[revision_part(revision), choice_part(Sheet, "language", language)],
         after={
             "sha256": digest,
             **({"gaps": len(gaps), "acknowledgement": reason[:2000]} if gaps else {}),
@@ -356,7 +357,7 @@ def signoff_record(
         project=sheet.project,
         actor=user,
         verb=f"sheet.{decision}",
-        subject=f"r{sheet.revision} · {role}",
+        parts=[revision_part(sheet.revision), choice_part(SignOff, "role", role)],
         after={"comment": signoff.comment, "after_changes": after_changes},
     )
     if decision == Decision.REJECT:
@@ -540,7 +541,7 @@ def review_freeze_set(*, project: Project, frozen: bool, actor: User) -> Project
             project=locked,
             actor=actor,
             verb="project.review_freeze",
-            subject=str(_("frozen for sign-off") if frozen else _("freeze lifted")),
+            parts=[phrase_part("review.frozen" if frozen else "review.lifted")],
             before={"review_freeze": locked.review_freeze},
             after={"review_freeze": frozen},
         )

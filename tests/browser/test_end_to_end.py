@@ -394,6 +394,10 @@ def test_the_whole_review_in_the_browser(
     )
     expect(post.locator("details[id$=-unmapped]")).to_contain_text("warm_up_image_cache")
     review.shot(lena, "09-ci-run")
+    # The runs page: pass rate per candidate across runs, and the newest run's moves.
+    review.tab(lena, "ci/runs/")
+    expect(lena.locator("#main")).to_contain_text("pipeline-4711")
+    review.shot(lena, "18-ci-runs-trends")
 
     # 9. Ops uploads a real H200 capture for Volcano on the probe page.
     review.tab(omar, "probes/")
@@ -404,7 +408,7 @@ def test_the_whole_review_in_the_browser(
     upload.locator("#id_expected_gpus").fill("1")
     upload.get_by_role("button", name="Store and judge").click()
     omar.wait_for_url(f"{base}/probes/*/")
-    expect(omar.locator("ul.messages")).to_contain_text("Probe output stored: 1 GPUs")
+    expect(omar.locator("ul.messages")).to_contain_text("Probe output stored: 1 GPU, ")
     expect(omar.locator("#main")).to_contain_text("NVIDIA H200")
     expect(omar.locator("#main")).to_contain_text("h200-node-01")
     review.shot(omar, "10-probe-run")
@@ -415,6 +419,26 @@ def test_the_whole_review_in_the_browser(
     review.tab(omar, "matrix/")
     expect(cell_link(omar, "volcano", "gpu-probe-driver")).to_contain_text("Passed")
     review.shot(omar, "11-probes-in-matrix")
+    # The overview shows each candidate at a glance; every result is one table away, filtered
+    # in the address so the link can be shared.
+    review.tab(omar, "")
+    expect(omar.locator("table.glance")).to_contain_text("Volcano")  # loaded after the page
+    review.shot(omar, "17-overview-at-a-glance")
+    review.tab(omar, "results/")
+    filters = omar.locator("form.table-filters")
+    filters.locator("select[name=outcome]").select_option("failed")
+    filters.get_by_role("button", name="Apply").click()
+    omar.wait_for_url("**/results/?*outcome=failed*")
+    expect(omar.locator("table.list tbody")).to_contain_text(FAILURE_CAUSE)
+    review.shot(omar, "19-results-filtered")
+    # On a phone, a cell opens over the matrix.
+    phone = omar.context.new_page()
+    phone.set_viewport_size({"width": 390, "height": 844})
+    phone.goto(f"{base}/matrix/")
+    cell_link(phone, "volcano", "gpu-real-training-job").click()
+    expect(phone.locator("#cell-panel")).to_contain_text(FAILURE_CAUSE)
+    phone.screenshot(path=review.folder / "20-phone-cell-panel.png")
+    phone.close()
 
     # 10. Procurement works in Chinese: switches the interface, assigns responsibilities,
     # writes the recommendation and generates the sheet in Chinese.

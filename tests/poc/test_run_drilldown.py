@@ -84,6 +84,12 @@ def test_the_run_page_lists_each_post_by_change(suite, login) -> None:
     assert "quota-hit" in regressed and "quota not enforced" in regressed
     assert reverse("poc:cell", args=["alpha", "volcano", suite["actions"][0].pk]) in regressed
     assert re.search(r"Passed.*Failed", regressed, re.S)  # before, then now
+    # Candidates by product, never by slug.
+    assert f"<td>{suite['volcano'].solution.name}" in regressed
+    assert "<td>volcano</td>" not in regressed
+    assert f"Candidate: {suite['volcano'].solution.name}." in html
+    # A run without a name of its own is named once, by its key.
+    assert html.count("nightly-7") >= 1 and '<code class="small">nightly-7</code>' not in html
     recovered = html[html.index(f'id="post-{second.pk}-recovered"') :]
     assert "real-job" in recovered[: recovered.index("</details>")]
     assert f'id="post-{first.pk}-new"' in html
@@ -94,6 +100,7 @@ def test_the_run_page_lists_each_post_by_change(suite, login) -> None:
     runs = login(suite["bob"]).get(reverse("poc:runs", args=["alpha"])).content.decode()
     assert f"{url}#post-{second.pk}-regressed" in runs
     assert f"{url}#post-{junit.pk}-unmapped" in runs
+    assert '<code class="small">nightly-7</code>' not in runs
 
 
 def test_the_page_reads_a_fixed_number_of_queries_whatever_the_rows(suite, login) -> None:

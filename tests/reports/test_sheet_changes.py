@@ -181,3 +181,18 @@ def test_a_translation_update_alone_does_not_make_a_revision_outdated(
     alpha.description = "scope widened"
     alpha.save()
     assert services.sheet_is_stale(Sheet.objects.get(pk=sheet.pk))
+
+
+def test_the_revision_list_names_the_products_a_revision_covers(evaluation, login) -> None:
+    alpha, volcano = evaluation["alpha"], evaluation["volcano"]
+    services.sheet_generate(
+        acknowledgement="known gaps",
+        project=alpha,
+        language="en",
+        candidate_slugs=[volcano.slug],
+        actor=None,
+    )
+    page = login(evaluation["alice"]).get(reverse("reports:sheets", args=["alpha"]))
+    row = page.content.decode().split('href="/projects/alpha/sheets/1/"')[1].split("</tr>")[0]
+    assert f"<td>{volcano.solution.name}</td>" in row
+    assert f"<td>{volcano.slug}</td>" not in row

@@ -53,6 +53,8 @@ READ_ONLY_PAGES = {
     "evaluations:suite_export",
     "evaluations:template_list",
     "poc:matrix",
+    "poc:results",
+    "poc:actions",
     "poc:evidence_download",
     "poc:comparison",
     "poc:comparison_list",

@@ -10,10 +10,9 @@ how many entries each key id keyed and whether that key is configured.
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Count
 
 from evaluations.audit import SETTING, AuditKeysUnavailable, audit_keys
-from evaluations.models import ProjectEvent
+from evaluations.selectors import audit_key_use
 from workbench.keyring import new_key_text
 
 
@@ -36,11 +35,7 @@ class Command(BaseCommand):
                 number += 1
             self.stdout.write(new_key_text(f"k{number}"))
             return
-        used = dict(
-            ProjectEvent.objects.values_list("key_id")
-            .annotate(n=Count("pk"))
-            .values_list("key_id", "n")
-        )
+        used = audit_key_use()
         self.stdout.write(f"new entries are keyed with {configured[0]!r}")
         missing = []
         for key_id, count in sorted(used.items()):

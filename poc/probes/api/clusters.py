@@ -14,10 +14,8 @@ from rest_framework.views import APIView
 from evaluations.api.access import api_project, request_person
 from evaluations.models import TokenScope
 from poc.probes import selectors
-from poc.probes.api.probes import ProbeRunOutput
-from poc.probes.models import (
-    Cluster,
-)
+from poc.probes.api.outputs import ProbeRunOutput
+from poc.probes.models import Cluster
 from poc.probes.services import clusters as cluster_services
 
 

@@ -5,36 +5,57 @@ a probe run of a candidate (and optionally of one of its clusters)."""
 import json
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluations.api.access import api_project, request_person, request_token
-from evaluations.api.idempotency import idempotent
+from evaluations.api.access import request_person, request_token
+from evaluations.api.inputs import (
+    FIELD_MESSAGES,
+    QUERY,
+    IdField,
+    StringField,
+    TextField,
+    input_refused,
+)
 from evaluations.api.parsers import MAX_DEPTH_MESSAGE
-from evaluations.models import Candidate, Project, TokenScope
-from poc.probes.api.probes import ProbeRecordedOutput, read_body, recorded_response
+from evaluations.models import Project
+from poc.probes import selectors
+from poc.probes.api.posting import (
+    probe_post,
+    probe_post_schema,
+    project_candidate,
+    recorded_answer,
+)
 from poc.probes.models import Cluster
 from poc.probes.services import documents as document_services
-from poc.probes.services.probes import ProbeInputError
-from workbench.text import text_problem
 
-ENVELOPE = inline_serializer(
-    "ClusterDocumentsInput",
-    {
-        "documents": serializers.ListField(
-            child=inline_serializer(
-                "ClusterDocument",
-                {"name": serializers.CharField(), "text": serializers.CharField()},
-            ),
-            help_text="Several documents at once, each with its name (a file name).",
-        )
-    },
-)
+
+class DocumentsQuery(serializers.Serializer):
+    candidate = TextField(help_text="The candidate the documents are of (its slug).")
+    cluster = IdField(required=False, help_text="One of the candidate's clusters.")
+    name = TextField(
+        required=False, allow_blank=True, help_text="The document's name (a single one)."
+    )
+
+
+@extend_schema_serializer(component_name="ClusterDocument")
+class ClusterDocumentInput(serializers.Serializer):
+    default_error_messages = {"invalid": "must be an object with a text"}
+
+    name = TextField(required=False, allow_null=True, allow_blank=True, help_text="A file name.")
+    text = StringField(allow_blank=True)
+
+
+class ClusterDocumentsInput(serializers.Serializer):
+    documents = serializers.ListField(
+        child=ClusterDocumentInput(),
+        error_messages={**FIELD_MESSAGES, "not_a_list": "must be a list"},
+        help_text="Several documents at once, each with its name (a file name).",
+    )
 
 
 class ClusterDocumentsApi(APIView):
@@ -48,95 +69,80 @@ class ClusterDocumentsApi(APIView):
 
     parser_classes: list[Any] = []  # the documents are read raw, within API_MAX_BODY_MB
 
-    @extend_schema(
-        request={
-            "application/json": ENVELOPE,
+    @probe_post_schema(
+        {
+            "application/json": ClusterDocumentsInput,
             "application/yaml": OpenApiTypes.STR,
             "text/plain": OpenApiTypes.STR,
         },
-        parameters=[
-            OpenApiParameter("candidate", str, required=True),
-            OpenApiParameter("cluster", int, description="One of the candidate's clusters."),
-            OpenApiParameter("name", str, description="The document's name (a single one)."),
-            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER),
-        ],
-        responses={201: ProbeRecordedOutput},
+        DocumentsQuery,
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = api_project(request, slug, scope=TokenScope.PROBES_WRITE)
-        body = read_body(request, settings.API_MAX_BODY_BYTES)
-        if isinstance(body, Response):
-            return body
-        return idempotent(request, body, lambda: self._store(request, project, body))
-
-    def _store(self, request: Request, project: Project, body: bytes) -> Response:
-        documents = _documents(request, body)
-        if isinstance(documents, Response):
-            return documents
-        target = _target(request, project)
-        if isinstance(target, Response):
-            return target
-        try:
-            recorded = document_services.cluster_documents_record(
-                project=project,
-                candidate=target[0],
-                cluster=target[1],
-                documents=documents,
-                actor=request_person(request),
-                token=request_token(request),
-            )
-        except ProbeInputError as exc:
-            return Response({"detail": str(exc)}, status=400)
-        return recorded_response(request, recorded)
+        return probe_post(request, slug, lambda project, body: _store(request, project, body))
 
 
-def _target(request: Request, project: Project) -> tuple[Candidate, Cluster | None] | Response:
-    """The candidate and cluster named in the query, or the 400 / 404 saying what is wrong."""
-    slug = request.query_params.get("candidate", "")
-    if not slug:
-        return Response({"detail": "name the candidate: ?candidate=SLUG"}, status=400)
-    if problem := text_problem(slug):
-        return Response({"detail": f"candidate {problem}"}, status=400)
-    candidate = project.candidates.filter(slug=slug).first()
-    if candidate is None:
-        return Response({"detail": f"no candidate {slug[:80]!r} in this project"}, 404)
-    cluster_id = request.query_params.get("cluster", "")
-    if not cluster_id:
-        return candidate, None
-    if not (cluster_id.isascii() and cluster_id.isdigit() and len(cluster_id) <= 9):
-        return Response({"detail": "cluster must be a cluster's id"}, status=400)
-    cluster = Cluster.objects.filter(project=project, pk=int(cluster_id)).first()
-    if cluster is None:
+def _store(request: Request, project: Project, body: bytes) -> Response:
+    data = _json(body)
+    if isinstance(data, Response):
+        return data
+    query = DocumentsQuery(data=request.query_params)
+    if not query.is_valid():
+        return input_refused(query, where=QUERY)
+    documents = _documents(data, body, name=query.validated_data.get("name") or "body")
+    if isinstance(documents, Response):
+        return documents
+    candidate = project_candidate(project, query.validated_data["candidate"])
+    if isinstance(candidate, Response):
+        return candidate
+    cluster = _cluster(project, query.validated_data.get("cluster"))
+    if isinstance(cluster, Response):
+        return cluster
+    return recorded_answer(
+        request,
+        lambda: document_services.cluster_documents_record(
+            project=project,
+            candidate=candidate,
+            cluster=cluster,
+            documents=documents,
+            actor=request_person(request),
+            token=request_token(request),
+        ),
+    )
+
+
+def _cluster(project: Project, cluster_id: int | None) -> Cluster | Response | None:
+    """The project's cluster the query names (None when it names none), or the 404."""
+    if cluster_id is None:
+        return None
+    cluster = selectors.cluster_with_project(cluster_id)
+    if cluster is None or cluster.project_id != project.pk:
         return Response({"detail": f"no cluster {cluster_id} in this project"}, 404)
-    return candidate, cluster
+    return cluster
 
 
-def _documents(request: Request, body: bytes) -> list[tuple[str, bytes | str]] | Response:
-    """The body as documents: an envelope of several, or one named by `?name=`; JSON nested
-    too deeply is refused as on every route that reads JSON."""
-    data = None
-    if body.lstrip()[:1] in (b"{", b"["):
-        try:
-            data = json.loads(body)
-        except RecursionError:
-            return Response({"detail": MAX_DEPTH_MESSAGE}, status=400)
-        except ValueError:
-            data = None  # several objects one after another, or not JSON: read as a document
-    if isinstance(data, dict) and "documents" in data:
-        listed = data.get("documents")
-        if isinstance(listed, list) and set(data) <= {"documents"}:
-            documents: list[tuple[str, bytes | str]] = []
-            for index, item in enumerate(listed, start=1):
-                if not (isinstance(item, dict) and isinstance(item.get("text"), str)):
-                    return Response(
-                        {"detail": f"documents[{index - 1}] must be an object with a text"}, 400
-                    )
-                name = str(item.get("name") or f"document {index}")[:200]
-                if problem := text_problem(name):
-                    return Response({"detail": f"documents[{index - 1}].name {problem}"}, 400)
-                documents.append((name, item["text"]))
-            return documents
-    name = request.query_params.get("name", "") or "body"
-    if problem := text_problem(name):
-        return Response({"detail": f"name {problem}"}, status=400)
+def _json(body: bytes) -> Any:
+    """The body as JSON when it reads as JSON, else None (a document in another format, or
+    several JSON objects one after another); nested too deeply: the 400 every route answers."""
+    if body.lstrip()[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(body)
+    except RecursionError:
+        return Response({"detail": MAX_DEPTH_MESSAGE}, status=400)
+    except ValueError:
+        return None
+
+
+def _documents(data: Any, body: bytes, *, name: str) -> list[tuple[str, bytes | str]] | Response:
+    """The body as documents: an envelope {"documents": [...]} of several, or one named
+    `name`. Any other JSON is one document."""
+    listed = data.get("documents") if isinstance(data, dict) else None
+    if isinstance(listed, list) and len(data) == 1:
+        envelope = ClusterDocumentsInput(data=data)
+        if not envelope.is_valid():
+            return input_refused(envelope)
+        return [
+            ((item.get("name") or f"document {index}")[:200], item["text"])
+            for index, item in enumerate(envelope.validated_data["documents"], start=1)
+        ]
     return [(name[:200], body)]

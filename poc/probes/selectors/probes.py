@@ -1,6 +1,7 @@
 """Probe bindings, runs, outputs and results of a project."""
 
 from django.db import connection
+from django.db.models import QuerySet
 from django.http import Http404
 
 from evaluations.models import (
@@ -68,6 +69,13 @@ def probe_runs_for_project(
     if candidate is not None:
         queryset = queryset.filter(candidate=candidate)
     return list(queryset.order_by("-created_at", "-pk")[:limit])
+
+
+def probe_run_rows(project: Project) -> QuerySet[ProbeRun]:
+    """Every probe run of the project with what a row of the runs table shows."""
+    return ProbeRun.objects.filter(project=project).select_related(
+        "candidate__solution", "created_by", "token", "cluster"
+    )
 
 
 # Runs whose nodes are evidence: finished, with every node read or some.

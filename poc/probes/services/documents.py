@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import candidate_part, phrase_part, text_part
 from evaluations.models import ApiToken, Candidate, Project
 from evaluations.services import event_record
 from poc.probes import parsers, present
@@ -164,7 +165,10 @@ def cluster_documents_record(
             project=project,
             actor=actor,
             verb="probe.recorded",
-            subject=f"{cluster.name if cluster else candidate.slug} · probe {run.pk}",
+            parts=[
+                text_part(cluster.name) if cluster else candidate_part(candidate),
+                phrase_part("probe.run", n=run.pk),
+            ],
             after={
                 "source": ProbeSource.DOCUMENTS.value,
                 "documents": len(raw),

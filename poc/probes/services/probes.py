@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import candidate_part, phrase_part
 from evaluations.models import AcceptanceAction, ApiToken, Candidate, Project
 from evaluations.services import event_record
 from poc.probes import parsers, present
@@ -278,7 +279,7 @@ def probe_record(
             project=project,
             actor=actor,
             verb="probe.recorded",
-            subject=f"{candidate.slug} · probe {run.pk}",
+            parts=[candidate_part(candidate), phrase_part("probe.run", n=run.pk)],
             after={
                 "source": source,
                 "verdict": run.verdict,

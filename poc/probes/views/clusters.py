@@ -168,7 +168,7 @@ def _detail(
         "active": any(run.status in ACTIVE for run in runs),
         "checks": checks,
         "confirmable": [c for c in checks or [] if c.state in ("new", "changed")],
-        "planned": cluster_services.planned_objects(cluster),
+        "planned": selectors.planned_objects(cluster),
     }
     if request.htmx and request.GET.get("part") == "runs":
         return render(request, "poc/cluster.html#runs", context)

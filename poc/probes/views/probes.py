@@ -11,6 +11,7 @@ from django.core.exceptions import RequestDataTooBig, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluations import selectors as evaluation_selectors
@@ -27,12 +28,35 @@ from poc.probes.models import (
 from poc.probes.node import agent as probe_agent_module
 from poc.probes.rules import checks, health
 from poc.probes.services import probes as probe_services
+from workbench import tables
 from workbench.forms import form_add_service_error
+from workbench.tables import Column, Filter, TableSpec
 from workbench.typing import AuthedHttpRequest
 
 
 def candidate_choices(candidates: list[Candidate]) -> list[tuple[str, str]]:
     return [(c.slug, f"{c.solution.name} ({c.slug})") for c in candidates]
+
+
+RUNS_TABLE = TableSpec(
+    dom_id="probe-runs-table",
+    columns=(
+        Column("run", gettext_lazy("Run"), ("created_at",), descending_first=True),
+        Column("candidate", gettext_lazy("Candidate"), ("candidate__position",)),
+        Column("cluster", gettext_lazy("Cluster"), ("cluster__name",)),
+        Column("source", gettext_lazy("Source"), ("source",)),
+        Column("status", gettext_lazy("Health"), ("status", "verdict")),
+        Column("gpus", gettext_lazy("GPUs"), ("gpu_count",), numeric=True, descending_first=True),
+        Column("by", gettext_lazy("By")),
+    ),
+    default_sort="-run",
+    filters=(
+        Filter("candidate", gettext_lazy("Candidate"), "candidate__slug"),
+        Filter("cluster", gettext_lazy("Cluster"), "cluster_id"),
+        Filter("source", gettext_lazy("Source"), "source", choices=ProbeSource.choices),
+        Filter("status", gettext_lazy("Status"), "status", choices=ProbeStatus.choices),
+    ),
+)
 
 
 def _probes_page(
@@ -44,23 +68,28 @@ def _probes_page(
 ) -> HttpResponse:
     project = access.project
     candidates = candidates_in_play(project, include_all=True)
+    table = tables.table_for(
+        RUNS_TABLE,
+        request.GET,
+        selectors.probe_run_rows(project),
+        path=request.path,
+        choices={
+            "candidate": candidate_choices(candidates),
+            "cluster": selectors.cluster_choices(project),
+        },
+    )
+    context = {"access": access, "project": project, "tab": "probes", "table": table}
+    if tables.wants_table(request.htmx, RUNS_TABLE):
+        return tables.table_response(render(request, "probes/probes.html#table", context), table)
     latest = selectors.latest_probe_runs(project, candidates)
     if form is None and access.can_write:
         form = ProbeUploadForm(candidates=candidate_choices(candidates))
-    return render(
-        request,
-        "probes/probes.html",
-        {
-            "access": access,
-            "project": project,
-            "tab": "probes",
-            "candidates": [(c, latest.get(c.pk)) for c in candidates],
-            "runs": selectors.probe_runs_for_project(project, limit=50),
-            "form": form,
-            "limit_mb": settings.API_MAX_BODY_BYTES // 1_048_576,
-        },
-        status=status,
-    )
+    context |= {
+        "candidates": [(c, latest.get(c.pk)) for c in candidates],
+        "form": form,
+        "limit_mb": settings.API_MAX_BODY_BYTES // 1_048_576,
+    }
+    return render(request, "probes/probes.html", context, status=status)
 
 
 @login_required
@@ -99,7 +128,11 @@ def probe_upload(request: AuthedHttpRequest, slug: str) -> HttpResponse:
         return _probes_page(request, access, form=form, status=422)
     messages.success(
         request,
-        _("Probe output stored: %(gpus)s GPUs, %(verdict)s.")
+        ngettext(
+            "Probe output stored: %(gpus)s GPU, %(verdict)s.",
+            "Probe output stored: %(gpus)s GPUs, %(verdict)s.",
+            recorded.run.gpu_count,
+        )
         % {"gpus": recorded.run.gpu_count, "verdict": recorded.run.get_verdict_display()},
     )
     return redirect("poc:probe_run", slug=slug, run_id=recorded.run.pk)

@@ -8,7 +8,8 @@ from pypdf.errors import PdfReadError
 
 from evaluations.models import Project
 from evaluations.selectors import AuditAnchor, audit_chain_break
-from reports.models import Sheet, SheetStatus
+from reports.models import Sheet
+from reports.selectors import audited_projects, sealed_sheets_with_anchor
 
 
 def printed_on_signoff_page(sheet: Sheet) -> bool | None:
@@ -41,12 +42,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        projects = Project.objects.order_by("slug")
-        if options["slugs"]:
-            projects = projects.filter(slug__in=options["slugs"])
-            unknown = set(options["slugs"]) - set(projects.values_list("slug", flat=True))
-            if unknown:
-                raise CommandError(f"no such project: {', '.join(sorted(unknown))}")
+        projects = audited_projects(options["slugs"])
+        unknown = set(options["slugs"]) - {project.slug for project in projects}
+        if unknown:
+            raise CommandError(f"no such project: {', '.join(sorted(unknown))}")
         broken = 0
         for project in projects:
             problem = self._check(project, read_files=not options["skip_files"])
@@ -59,11 +58,7 @@ class Command(BaseCommand):
             raise CommandError(f"{broken} project history chain(s) broken or not sealed")
 
     def _check(self, project: Project, *, read_files: bool) -> str | None:
-        sealed = list(
-            Sheet.objects.filter(
-                project=project, status=SheetStatus.SEALED, audit_seq__isnull=False
-            ).order_by("revision")
-        )
+        sealed = sealed_sheets_with_anchor(project)
         if read_files:
             for sheet in sealed:
                 if printed_on_signoff_page(sheet) is False:

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import candidate_part, text_part
 from evaluations.models import Candidate
 from evaluations.services import event_record, scope_edit_guard
 from poc.probes.combinations import FIELDS, observed
@@ -109,7 +110,7 @@ def compatibility_claim(
         project=candidate.project,
         actor=actor,
         verb="compatibility.claimed",
-        subject=f"{candidate.slug} · {combination}",
+        parts=[candidate_part(candidate), text_part(str(combination))],
         after={"status": status, "reference": reference},
     )
     return claim

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import Part, candidate_part, phrase_part, text_part
 from evaluations.models import OWNER_TEAMS, Candidate, Project
 from evaluations.services import event_record, scope_edit_guard
 from reports.procurement.models import (
@@ -340,8 +341,8 @@ def line_fields(data: LineData) -> dict[str, object]:
     )
 
 
-def _owner(line: CostLine) -> str:
-    return line.candidate.slug if line.candidate else "baseline"
+def _owner(line: CostLine) -> Part:
+    return candidate_part(line.candidate) if line.candidate else phrase_part("costs.baseline")
 
 
 def _logged_line(line: CostLine) -> dict[str, str]:
@@ -381,7 +382,7 @@ def cost_line_add(
         project=project,
         actor=actor,
         verb="costs.line_added",
-        subject=f"{_owner(line)} · {line.label}",
+        parts=[_owner(line), text_part(line.label)],
         after=_logged_line(line),
     )
     if replaces is not None:
@@ -413,7 +414,7 @@ def cost_line_remove(*, line: CostLine, actor: User | None, closing_reference: s
         project=line.project,
         actor=actor,
         verb="costs.line_removed",
-        subject=f"{_owner(line)} · {line.label}",
+        parts=[_owner(line), text_part(line.label)],
         before=_logged_line(line),
     )
     line.delete()

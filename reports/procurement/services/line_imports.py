@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import phrase_part
 from evaluations.models import Candidate, Project
 from evaluations.services import event_record, scope_edit_guard
 from reports.procurement.lines_io import Row
@@ -80,7 +81,7 @@ def cost_lines_import(*, project: Project, rows: list[Row], actor: User | None) 
         project=project,
         actor=actor,
         verb="costs.lines_imported",
-        subject=_("%(n)s cost lines") % {"n": len(made)},
+        parts=[phrase_part("costs.lines", n=len(made))],
         after={"lines": len(made)},
     )
     return len(made)

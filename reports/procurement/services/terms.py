@@ -15,6 +15,7 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import candidate_part, words_part
 from evaluations.models import Candidate, TeamRole
 from evaluations.services import event_record, scope_edit_guard
 from reports.procurement.models import Basis, Confirmation, TermEntry
@@ -158,7 +159,7 @@ def terms_record(
             project=candidate.project,
             actor=actor,
             verb="terms.changed",
-            subject=candidate.slug,
+            parts=[candidate_part(candidate)],
             before=before,
             after={**after, **({"reason": reason.strip()} if reason.strip() else {})},
         )
@@ -240,7 +241,7 @@ def confirmation_set(
     """Who chases an open item, by when, and what was asked (the open row, made if needed).
     The sheet prints it: refused while a revision is frozen for sign-off, as terms are."""
     today = timezone.localdate()
-    label = _open_subject(candidate, subject, today)
+    _open_subject(candidate, subject, today)  # refused unless it is still to be confirmed
     scope_edit_guard(candidate.project_id)
     if owner_team and owner_team not in TeamRole.values:
         raise ValidationError(_("%(team)s is not a team.") % {"team": owner_team})
@@ -263,7 +264,10 @@ def confirmation_set(
         project=candidate.project,
         actor=actor,
         verb="confirmation.updated",
-        subject=f"{candidate.slug} · {label}",
+        parts=[
+            candidate_part(candidate),
+            words_part(lambda: _open_subject(candidate, subject, today)),
+        ],
         before=before,
         after={"owner_team": row.owner_team, "due": row.due, "request": row.request},
     )

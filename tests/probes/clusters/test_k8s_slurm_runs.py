@@ -11,6 +11,7 @@ import pytest
 from poc.models import (
     ResultCell,
 )
+from poc.probes import selectors
 from poc.probes.connectors import kubernetes as kube
 from poc.probes.models import (
     ProbeNode,
@@ -293,20 +294,20 @@ def test_the_page_shows_beforehand_exactly_what_the_next_run_creates(gpu_suite, 
     kube_api.add_fixture("node-2x-tesla-t4.yaml")
     kube_api.add(gpu_quota(NS, 8, used=3))
     cluster = kube_cluster(gpu_suite, kube_api, expected_gpus_per_node=4)
-    before = services.planned_objects(cluster)
+    before = selectors.planned_objects(cluster)
     job, pod = before.objects
     asked = job["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
     assert asked["nvidia.com/gpu"] == "5"  # four expected per node, plus one
     assert "No run has read the cluster yet" in before.note
 
     _run(cluster)  # reads two T4s and the quota (5 of 8 left), and runs both scenarios
-    planned = services.planned_objects(cluster)
+    planned = selectors.planned_objects(cluster)
     assert "largest node allocates 2 GPUs" in planned.note
     kube_api.requests.clear()
     run = _run(cluster)
     assert run.status == "done", run.error
     posted = [r["body"] for r in kube_api.received("POST")]
-    label = services.failure_label(run.pk).split("=")[1]
+    label = selectors.failure_label(run.pk).split("=")[1]
     shown = json.loads(json.dumps(planned.objects).replace('"RUN"', json.dumps(label)))
     assert [o["kind"] for o in posted] == ["Job", "Pod"]
     for made, seen in zip(posted, shown, strict=True):
@@ -333,7 +334,7 @@ def test_a_quota_scoped_to_other_pods_is_left_out_of_the_plan_and_the_run(
     _run(cluster)  # reads the nodes and the scoped quota
     (quota,) = [q for q in _last_facts(cluster)["quotas"] if q["name"] == "batch-high-gpus"]
     assert quota["applies_to_probe_pod"] is False
-    planned = services.planned_objects(cluster)
+    planned = selectors.planned_objects(cluster)
     assert [o["kind"] for o in planned.objects] == ["Job"]
     assert "No GPU ResourceQuota was seen" in planned.note
     kube_api.requests.clear()

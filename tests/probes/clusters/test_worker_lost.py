@@ -67,6 +67,6 @@ def test_a_probe_whose_worker_is_killed_is_finished_once_by_another(
     positions = list(ProbeNode.objects.filter(run=run).values_list("position", flat=True))
     assert sorted(positions) == [0, 1, 2]  # every node once: the dead attempt's node is gone
     finished_events = ProjectEvent.objects.filter(
-        project=gpu_suite["alpha"], verb="probe.finished", subject__endswith=f"probe {run.pk}"
+        project=gpu_suite["alpha"], verb="probe.finished", subject__endswith=f"probe run #{run.pk}"
     )
     assert finished_events.count() == 1

@@ -11,7 +11,8 @@ ends failed with the reason: none stays running.
 A module per step: `registry` (registering), `connection` (connection tests, host keys), `runs`
 (starting, cancelling, recovering, schedules), `claims` (a worker's claim), `executors` (one per
 kind of cluster), `storing` (what a run read, node by node), `execution` (running a claimed run
-and finishing it), `plans` (what a controlled failure would create) and `common`.
+and finishing it) and `common`. What a controlled failure would create is a read
+(poc.probes.selectors.plans).
 """
 
 from poc.probes.services.clusters.common import (
@@ -27,14 +28,8 @@ from poc.probes.services.clusters.connection import (
     cluster_test_connection,
     failure_hint,
 )
-from poc.probes.services.clusters.execution import Executor, probe_run_execute, run_has_facts
+from poc.probes.services.clusters.execution import Executor, probe_run_execute
 from poc.probes.services.clusters.executors import CANCEL_POLL_SECONDS, RELEASE_EVERY
-from poc.probes.services.clusters.plans import (
-    FAILURE_LABEL_KEY,
-    Planned,
-    failure_label,
-    planned_objects,
-)
 from poc.probes.services.clusters.registry import (
     ClusterData,
     KeyRotation,
@@ -60,7 +55,6 @@ __all__ = [
     "ClusterUnreachable",
     "ConnectorFacts",
     "Executor",
-    "FAILURE_LABEL_KEY",
     "KeyRotation",
     "LOST_AFTER",
     "MAX_ATTEMPTS",
@@ -68,7 +62,6 @@ __all__ = [
     "NodeCheck",
     "failure_hint",
     "PROBE_RUN_TASK",
-    "Planned",
     "RELEASE_EVERY",
     "RunFailed",
     "RunTimedOut",
@@ -78,14 +71,11 @@ __all__ = [
     "cluster_delete",
     "cluster_save",
     "cluster_test_connection",
-    "failure_label",
     "hard_time_limit",
-    "planned_objects",
     "probe_run_cancel",
     "probe_run_execute",
     "probe_run_start",
     "probe_runs_recover",
     "probe_runs_resend",
     "probe_schedule_due",
-    "run_has_facts",
 ]

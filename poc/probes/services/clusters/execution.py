@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluations.history_labels import candidate_part, phrase_part, text_part
 from evaluations.services import event_record
 from poc.probes import credentials
 from poc.probes.models import (
@@ -21,6 +22,7 @@ from poc.probes.models import (
     ProbeStatus,
 )
 from poc.probes.recording import run_record
+from poc.probes.selectors.clusters import probe_run_cancel_requested, probe_run_has_facts
 from poc.probes.services.probes import worst
 
 if TYPE_CHECKING:
@@ -80,13 +82,12 @@ def _finish(
             project=row.project,
             actor=None,
             verb="probe.finished",
-            subject=f"{row.cluster.name if row.cluster else row.candidate.slug} · probe {row.pk}",
+            parts=[
+                text_part(row.cluster.name) if row.cluster else candidate_part(row.candidate),
+                phrase_part("probe.run", n=row.pk),
+            ],
             after={"status": status, "nodes": row.node_count, "gpus": row.gpu_count},
         )
-
-
-def run_has_facts(run: ProbeRun) -> bool:
-    return ProbeRun.objects.filter(pk=run.pk).exclude(cluster_facts={}).exists()
 
 
 def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | None:
@@ -147,8 +148,7 @@ def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | 
         log.exception("probe run %s failed", run.pk)
         _finish(run, claim, ProbeStatus.FAILED, f"{type(exc).__name__}: {exc}"[:500], collected)
         return run
-    cancelled = ProbeRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
-    if cancelled:
+    if probe_run_cancel_requested(run):
         _finish(
             run,
             claim,
@@ -156,7 +156,7 @@ def probe_run_execute(*, run_id: int, final_attempt: bool = True) -> ProbeRun | 
             _("Cancelled; the nodes read so far are kept."),
             collected,
         )
-    elif not collected.facts and (cluster.uses_ssh or not run_has_facts(run)):
+    elif not collected.facts and (cluster.uses_ssh or not probe_run_has_facts(run)):
         reasons = "; ".join(collected.failed[:3]) or _("no node was read")
         if collected.unreachable == collected.position and collected.position and not final_attempt:
             ProbeRun.objects.filter(pk=run.pk, work_started_at=run.work_started_at).update(

@@ -16,6 +16,8 @@ from poc.probes.models import (
     ProbeRun,
     ProbeStatus,
 )
+from poc.probes.selectors.clusters import failure_runs_to_sweep, probe_run_state
+from poc.probes.selectors.plans import failure_label
 from poc.probes.services.probes import (
     ProbeInputError,
     nodes_from_bundle,
@@ -34,7 +36,6 @@ from poc.probes.services.clusters.common import (
     resolver,
     slurm_target,
 )
-from poc.probes.services.clusters.plans import failure_label
 from poc.probes.services.clusters.storing import (
     Collected,
     command_failures,
@@ -86,11 +87,7 @@ def _watch_cancel(claim: "Claim", cancel: threading.Event) -> None:
             if claim.past_deadline():
                 cancel.set()
                 break
-            row = (
-                ProbeRun.objects.filter(pk=claim.run.pk)
-                .values_list("status", "work_started_at", "cancel_requested")
-                .first()
-            )
+            row = probe_run_state(claim.run.pk)
             if row is None:  # not visible from here (or gone): the writer finds out itself
                 continue
             status, started, cancelled = row
@@ -168,14 +165,7 @@ def execute_kubernetes(
         namespace = cluster.failure_namespace or "default"
         # Leftovers of earlier runs that could not clean up (a lost worker) go first.
         swept: list[JSON] = []
-        earlier = (
-            ProbeRun.objects.filter(cluster=cluster, with_failures=True)
-            .exclude(pk=run.pk)
-            .exclude(status=ProbeStatus.DONE)
-            .order_by("-pk")
-            .values_list("pk", flat=True)[:10]
-        )
-        for pk in earlier:
+        for pk in failure_runs_to_sweep(cluster, besides=run):
             try:
                 swept += kube.sweep(
                     target, resolve=resolve, namespace=namespace, label_selector=failure_label(pk)

@@ -1,20 +1,13 @@
-"""What a controlled failure would create on a cluster, shown before it runs."""
+"""What a run with controlled failures would create on a cluster, shown before it runs, and
+the label everything it creates carries."""
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext as _
 
-from poc.probes.models import (
-    Cluster,
-    ClusterKind,
-    ProbeRun,
-    ProbeStatus,
-)
+from poc.probes.models import Cluster, ClusterKind
+from poc.probes.selectors.clusters import cluster_latest_facts
 from workbench.typing import JSON, JSONObject
-
-if TYPE_CHECKING:
-    pass
 
 FAILURE_LABEL_KEY = "workbench.probe/run"
 
@@ -22,18 +15,6 @@ FAILURE_LABEL_KEY = "workbench.probe/run"
 def failure_label(run_id: int | str) -> str:
     """The label on everything a controlled failure creates (the sweeper looks for it)."""
     return f"{FAILURE_LABEL_KEY}={run_id}"
-
-
-def _last_cluster_facts(cluster: Cluster) -> JSONObject:
-    """What the cluster's latest run that read it said (its cluster facts), or {}."""
-    facts = (
-        ProbeRun.objects.filter(cluster=cluster, status__in=(ProbeStatus.DONE, ProbeStatus.PARTIAL))
-        .exclude(cluster_facts={})
-        .order_by("-pk")
-        .values_list("cluster_facts", flat=True)
-        .first()
-    )
-    return facts if isinstance(facts, dict) else {}
 
 
 def _list(value: JSON) -> list[JSON]:
@@ -51,7 +32,7 @@ def _kubernetes_sizes(cluster: Cluster) -> tuple[int, int | None, str]:
     the namespace's GPU quota left plus one); the page uses the latest run's reading of it, or
     the GPUs a node should have before any run."""
     namespace = cluster.failure_namespace or "default"
-    facts = _last_cluster_facts(cluster)
+    facts = cluster_latest_facts(cluster)
     counts = [
         _object(node.get("gpu")).get("allocatable")
         for node in _list(facts.get("nodes"))
