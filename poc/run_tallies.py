@@ -21,7 +21,8 @@ from datetime import datetime
 
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.cache import cache
-from django.db.models import Count, Q
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
 
 from evaluations.models import Project
 from poc.models import Change, Outcome, Result, RunImport
@@ -87,9 +88,12 @@ def remember(post_pk: int, posted_at: datetime, tally: Tally) -> None:
 def _count(posts: list[Post]) -> dict[int, Tally]:
     """The tallies of `posts` from their results: one grouped query, on the posts' index."""
     tallies: dict[int, Tally] = {post.pk: {} for post in posts}
+    results = Result.objects.filter(run_import_id__in=list(tallies))
+    if connection.vendor != "postgresql":  # SQLite (development) has no ARRAY_AGG: two queries
+        _count_without_arrays(results, tallies)
+        return tallies
     rows = (
-        Result.objects.filter(run_import_id__in=list(tallies))
-        .values_list("run_import_id", "candidate_id")
+        results.values_list("run_import_id", "candidate_id")
         .annotate(
             passed=Count("pk", filter=Q(outcome=Outcome.PASSED)),
             total=Count("pk"),
@@ -100,6 +104,26 @@ def _count(posts: list[Post]) -> dict[int, Tally]:
     for post_pk, candidate_id, passed, total, moved in rows:
         tallies[post_pk][candidate_id] = (passed, total, tuple(sorted(set(moved or ()))))
     return tallies
+
+
+def _count_without_arrays(results: QuerySet[Result], tallies: dict[int, Tally]) -> None:
+    """_count's figures where the database has no ARRAY_AGG: the moved actions apart."""
+    moved: dict[tuple[int, int], set[int]] = defaultdict(set)
+    for post_pk, candidate_id, action_id in results.filter(change__in=MOVES).values_list(
+        "run_import_id", "candidate_id", "action_id"
+    ):
+        moved[(post_pk, candidate_id)].add(action_id)
+    rows = (
+        results.values_list("run_import_id", "candidate_id")
+        .annotate(passed=Count("pk", filter=Q(outcome=Outcome.PASSED)), total=Count("pk"))
+        .order_by()
+    )
+    for post_pk, candidate_id, passed, total in rows:
+        tallies[post_pk][candidate_id] = (
+            passed,
+            total,
+            tuple(sorted(moved[(post_pk, candidate_id)])),
+        )
 
 
 def post_window(project: Project) -> Window:

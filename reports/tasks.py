@@ -3,6 +3,7 @@ import random
 from celery import Task, shared_task
 from django.conf import settings
 
+from reports.demo import demo_sheets_advance
 from reports.services import (
     TransientSheetError,
     project_phases_refresh,
@@ -72,3 +73,16 @@ def project_phases_task() -> None:
     """Move each project's phase on with its state (beat, each minute; only projects whose
     history moved are judged)."""
     project_phases_refresh()
+
+
+# The demo's sheet story waits for each rendering this long between tries, at most this many
+# times (ten minutes in all).
+DEMO_WAIT_SECONDS = 5
+DEMO_TRIES = 120
+
+
+@shared_task(bind=True, acks_late=True, max_retries=DEMO_TRIES)
+def demo_sheets_task(self: Task, project_id: int) -> None:
+    """Carry the demo project's sheets on once their PDFs are rendered (development only)."""
+    if not demo_sheets_advance(project_id):
+        raise self.retry(countdown=DEMO_WAIT_SECONDS)

@@ -28,6 +28,8 @@ DEMO_TEMPLATE_SETS = (
     "integration-checklist",
     "route-container-native",
     "route-hpc-batch",
+    "gpu-node-evidence",
+    "cluster-probe-evidence",
 )
 DEMO_CANDIDATES = (
     ("k8s-gpu-operator", Tier.FIRST, FilterStep.INFRASTRUCTURE, "1.33 + GPU Operator v25.3"),
@@ -39,10 +41,15 @@ DEMO_CANDIDATES = (
 
 
 @transaction.atomic
-def demo_seed() -> tuple[Project, list[str]]:
-    """The demo project with one user per team role; running it again changes nothing."""
+def demo_seed(*, fill: bool = True) -> tuple[Project, list[str]]:
+    """The demo project with one user per team role; running it again changes nothing. With
+    `fill` (the default), an existing demo project gets the memberships, candidates and
+    template sets it lacks; without, only the demo accounts are made where they are missing,
+    and the project is left as its people have made it."""
     user_model = get_user_model()
     project = Project.objects.filter(slug=DEMO_SLUG).first()
+    if project is not None and not fill:
+        return project, _accounts()
     if project is None:
         project = Project(
             slug=DEMO_SLUG,
@@ -115,3 +122,19 @@ def _demo_reason(key: str) -> str:
         ),
     }
     return reasons.get(key, "")
+
+
+def _accounts() -> list[str]:
+    """The demo accounts' names, each made if it is missing (a missing one gets no role)."""
+    user_model = get_user_model()
+    names = [*TeamRole.values, DEMO_ADMIN]
+    present = set(user_model.objects.filter(username__in=names).values_list("username", flat=True))
+    if len(present) < len(names):
+        password = make_password(DEMO_PASSWORD)
+        for name in names:
+            if name not in present:
+                admin = name == DEMO_ADMIN
+                user_model.objects.create(
+                    username=name, password=password, is_staff=admin, is_superuser=admin
+                )
+    return names

@@ -9,7 +9,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluations.models import Candidate, Project
-from reports.procurement.models import Basis, CostModel, TermEntry
+from reports.procurement.models import (
+    Basis,
+    CompatibilityClaim,
+    Confirmation,
+    CostLine,
+    CostModel,
+    TermEntry,
+)
 from reports.procurement.services import (
     LineData,
     ModelData,
@@ -24,6 +31,7 @@ from reports.procurement.services import (
 
 ILLUSTRATIVE = "Illustrative demo figure, not a quote."
 PUBLISHED = "the project's LICENSE file"
+VENDOR_PAGE = "the vendor's published product terms"
 
 DEMO_TERMS: dict[str, list[TermChange]] = {
     "k8s-gpu-operator": [
@@ -49,6 +57,8 @@ DEMO_TERMS: dict[str, list[TermChange]] = {
         ),
         TermChange("upgrade_cadence_months", "3", Basis.ESTIMATE),
         TermChange("utilisation_percent", "70", Basis.ESTIMATE),
+        TermChange("support_hours", "business_hours", Basis.ESTIMATE),
+        TermChange("exit_effort_days", "10", Basis.ESTIMATE),
     ],
     "slurm": [
         TermChange("licence_kind", "open_source", Basis.LIST_PRICE, source=PUBLISHED),
@@ -59,29 +69,51 @@ DEMO_TERMS: dict[str, list[TermChange]] = {
         ),
         TermChange("upgrade_cadence_months", "9", Basis.ESTIMATE),
         TermChange("utilisation_percent", "75", Basis.ESTIMATE),
+        TermChange("support_hours", "24x7", Basis.ESTIMATE),
     ],
-    "runai": [TermChange("utilisation_percent", "80", Basis.ESTIMATE)],
+    "runai": [
+        TermChange("utilisation_percent", "80", Basis.ESTIMATE),
+        TermChange("licence_kind", "commercial", Basis.LIST_PRICE, source=VENDOR_PAGE),
+        TermChange("pricing_unit", "per_gpu", Basis.ESTIMATE),
+        TermChange("price_term", "subscription_3y", Basis.ESTIMATE),
+        TermChange("list_price", {"amount": "3000", "currency": "USD"}, Basis.ESTIMATE),
+        TermChange("support_hours", "24x7", Basis.ESTIMATE),
+        TermChange("sev1_response_hours", "4", Basis.ESTIMATE),
+        TermChange("upgrade_cadence_months", "3", Basis.ESTIMATE),
+        TermChange("exit_notice_days", "90", Basis.ESTIMATE),
+        TermChange(
+            "exit_formats",
+            "Projects and quotas through the API as JSON; workloads are Kubernetes objects.",
+        ),
+        TermChange("sbom", "on_request", Basis.ESTIMATE),
+    ],
+    "openshift-ai": [
+        TermChange("licence_kind", "commercial", Basis.LIST_PRICE, source=VENDOR_PAGE),
+        TermChange("pricing_unit", "per_core_pair", Basis.ESTIMATE),
+        TermChange(
+            "licence_notes",
+            "Needs OpenShift underneath: the subscription replaces the Kubernetes we run.",
+        ),
+    ],
 }
 
 
 @transaction.atomic
 def demo_terms(project: Project) -> int:
-    """Record the demo terms once (a project that has terms is left alone); how many."""
-    if TermEntry.objects.filter(project=project).exists():
-        return 0
+    """Record the demo terms a candidate has no entry for yet (a term someone recorded is left
+    as it is); how many."""
     actor = User.objects.filter(username="procurement").first()
+    held = set(TermEntry.objects.filter(project=project).values_list("candidate__slug", "key"))
     recorded = 0
     for candidate in Candidate.objects.filter(project=project, slug__in=list(DEMO_TERMS)):
-        recorded += len(
-            terms_record(
-                candidate=candidate,
-                changes=DEMO_TERMS[candidate.slug],
-                actor=actor,
-                reason=ILLUSTRATIVE,
+        changes = [c for c in DEMO_TERMS[candidate.slug] if (candidate.slug, c.key) not in held]
+        if changes:
+            recorded += len(
+                terms_record(candidate=candidate, changes=changes, actor=actor, reason=ILLUSTRATIVE)
             )
-        )
     gpu_operator = Candidate.objects.filter(project=project, slug="k8s-gpu-operator").first()
-    if gpu_operator is not None:
+    claimed = CompatibilityClaim.objects.filter(combination__candidate=gpu_operator)
+    if gpu_operator is not None and not claimed.exists():
         compatibility_claim(
             candidate=gpu_operator,
             stack=Stack("NVIDIA H100 80GB HBM3", "550.90.07", "12.4", platform="Kubernetes 1.30"),
@@ -89,6 +121,7 @@ def demo_terms(project: Project) -> int:
             reference="Published platform support matrix (illustrative demo entry)",
             actor=actor,
         )
+    if gpu_operator is not None and not Confirmation.objects.filter(project=project).exists():
         confirmation_set(
             candidate=gpu_operator,
             subject="term:sev1_response_hours",
@@ -171,18 +204,21 @@ BASELINE_LINES = [
 
 @transaction.atomic
 def demo_costs(project: Project) -> int:
-    """The demo cost model and illustrative lines, once (a project with a model is left
-    alone); how many lines."""
-    if CostModel.objects.filter(project=project).exists():
-        return 0
+    """The demo cost model, and the illustrative lines of each candidate (and of the baseline)
+    that has none yet; how many lines were added. A model someone saved is left as it is."""
     actor = User.objects.filter(username="procurement").first()
-    cost_model_save(project=project, data=DEMO_MODEL, actor=actor)
+    if not CostModel.objects.filter(project=project).exists():
+        cost_model_save(project=project, data=DEMO_MODEL, actor=actor)
+    owners = set(CostLine.objects.filter(project=project).values_list("candidate__slug", flat=True))
     added = 0
     for candidate in Candidate.objects.filter(project=project, slug__in=list(DEMO_LINES)):
+        if candidate.slug in owners:
+            continue
         for data in DEMO_LINES[candidate.slug]:
             cost_line_add(candidate=candidate, data=data, actor=actor)
             added += 1
-    for data in BASELINE_LINES:
-        cost_line_add(candidate=None, project=project, data=data, actor=actor)
-        added += 1
+    if None not in owners:
+        for data in BASELINE_LINES:
+            cost_line_add(candidate=None, project=project, data=data, actor=actor)
+            added += 1
     return added

@@ -13,6 +13,11 @@ from evaluations.models import Candidate, Membership, Project, ProjectEvent, Tea
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")  # the demo stores evidence files
+
+
 def _counts() -> tuple[int, ...]:
     return (
         Project.objects.count(),

@@ -375,11 +375,12 @@ def test_template_preview_and_apply_pages(personas, login, templates) -> None:
     assert observer.post(url, {"language": "en", "actions": rest}).status_code == 403
 
 
-def test_demo_has_a_realistic_suite(personas) -> None:
+def test_demo_has_a_realistic_suite(personas, settings, tmp_path) -> None:
     from io import StringIO
 
     from django.core.management import call_command
 
+    settings.MEDIA_ROOT = str(tmp_path / "media")  # the demo stores evidence files
     call_command("demo", stdout=StringIO())
     readiness = selectors.readiness_for_project(
         selectors.project_for_user(

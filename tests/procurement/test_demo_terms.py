@@ -12,6 +12,11 @@ from reports.procurement.models import Confirmation, CostLine, TermEntry
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path) -> None:
+    settings.MEDIA_ROOT = str(tmp_path / "media")  # the demo stores evidence files
+
+
 def test_the_demo_has_terms_once(client) -> None:
     call_command("demo", stdout=StringIO())
     entries = TermEntry.objects.filter(project__slug="demo")

@@ -5,13 +5,22 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluations.models import Solution, TemplateSet
-from evaluations.services import DEMO_PASSWORD, demo_seed
-from poc.demo import demo_results
-from reports.procurement.demo import demo_costs, demo_terms
+from evaluations.services import DEMO_PASSWORD
+from reports.demo import demo_build
 
 
 class Command(BaseCommand):
-    help = "Create the demo project and one demo user per team role (development only)."
+    help = (
+        "Create the demo project, a review near its end, and one demo user per team role "
+        "(development only). Running it again keeps what people changed in the demo project."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--rebuild",
+            action="store_true",
+            help="delete the demo project (and nothing else) and build it again",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if settings.PRODUCTION:
@@ -21,9 +30,6 @@ class Command(BaseCommand):
             )
         if not Solution.objects.exists() or not TemplateSet.objects.exists():
             call_command("seed_catalog", stdout=self.stdout)
-        project, usernames = demo_seed()
-        demo_results(project)
-        demo_terms(project)
-        demo_costs(project)
+        project, usernames = demo_build(rebuild=options["rebuild"])
         self.stdout.write(f"demo project: {project.name} (/projects/{project.slug}/)")
         self.stdout.write(f"demo logins (password {DEMO_PASSWORD}): " + ", ".join(usernames))
