@@ -2,8 +2,6 @@
 and its sheet story carried to the end the way the worker would."""
 
 from io import StringIO
-from pathlib import Path
-from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -12,23 +10,9 @@ from evaluations.models import Project
 from reports import services as sheet_services
 from reports.demo import demo_sheets_advance
 from reports.models import Sheet, SheetStatus
-from reports.signing import create_self_signed_p12
 
-PASSPHRASE = "demo-test-passphrase"
-
-
-@pytest.fixture(scope="session")
-def signing_p12(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("signing") / "org.p12"
-    create_self_signed_p12(path, PASSPHRASE, subject="Workbench Demo Test")
-    return path
-
-
-@pytest.fixture(autouse=True)
-def _demo_settings(settings: Any, tmp_path: Path, signing_p12: Path) -> None:
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.SHEET_SIGNING_P12 = str(signing_p12)
-    settings.SHEET_SIGNING_PASSPHRASE = PASSPHRASE
+# Stored files in a folder of the test's own and a signing certificate, as for sheets.
+from tests.reports.conftest import _sheet_settings, signing_p12  # noqa: F401
 
 
 @pytest.fixture
