@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.test import Client
 
 from tests import services as test_services
@@ -24,17 +25,44 @@ def pytest_configure(config: pytest.Config) -> None:
         pytest.exit(f"test services: {exc}", returncode=3)
 
 
-@pytest.fixture(autouse=True)
-def _test_settings(settings: Any) -> None:
-    settings.LANGUAGE_CODE = "en"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    settings.WORKBENCH_CREDENTIALS_KEYS = TEST_CREDENTIALS_KEYS
-    settings.WORKBENCH_AUDIT_KEYS = os.environ["WORKBENCH_AUDIT_KEYS"]
+def settings_for_tests(*, cache_prefix: str) -> dict[str, Any]:
+    """What every test runs with (and what is built for several tests, such as the shared
+    demo): English, a fast password hasher, the test keys and cache keys of its own."""
     # Rate-limit counters live in Redis: each test gets keys of its own, so that neither
     # earlier tests nor earlier runs (whose ids repeat in a fresh database) can leak in.
-    caches = copy.deepcopy(settings.CACHES)
-    caches["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex[:12]}"
-    settings.CACHES = caches
+    caches = copy.deepcopy(django_settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = cache_prefix
+    return {
+        "LANGUAGE_CODE": "en",
+        "PASSWORD_HASHERS": ["django.contrib.auth.hashers.MD5PasswordHasher"],
+        "WORKBENCH_CREDENTIALS_KEYS": TEST_CREDENTIALS_KEYS,
+        "WORKBENCH_AUDIT_KEYS": os.environ["WORKBENCH_AUDIT_KEYS"],
+        "CACHES": caches,
+    }
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """pytest-django's test database, which it drops at the end. A few tests (a browser test,
+    for one) leave a session of this process open that Django no longer holds a handle to, and
+    PostgreSQL waits 5 s for such sessions before it refuses to drop the database (a warning,
+    and 5 s more at the end of the process): end them first."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+@pytest.fixture(autouse=True)
+def _test_settings(settings: Any) -> None:
+    for name, value in settings_for_tests(cache_prefix=f"test-{uuid.uuid4().hex[:12]}").items():
+        setattr(settings, name, value)
 
 
 @pytest.fixture

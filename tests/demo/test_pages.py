@@ -8,8 +8,6 @@ from evaluations.models import Project
 from poc.models import Run
 from poc.probes.models import Cluster, ProbeRun
 
-pytestmark = pytest.mark.django_db
-
 PAGES = (
     "evaluations:project_detail",
     "evaluations:suite",

@@ -2,7 +2,6 @@
 worker, which then has every role approve it (and seals it), records the teams' later work,
 freezes a second revision and has some roles approve it."""
 
-import pytest
 from django.urls import reverse
 
 from evaluations.models import Project
@@ -10,8 +9,6 @@ from poc.models import Outcome, Responsibility, ResultCell
 from reports.demo import DEMO_SHEETS_TASK, SECOND_SIGNERS, demo_sheets_advance
 from reports.models import Decision, Sheet, SheetStatus
 from workbench.celery import app
-
-pytestmark = pytest.mark.django_db
 
 
 def test_the_demo_freezes_a_revision_for_the_worker(demo: Project) -> None:

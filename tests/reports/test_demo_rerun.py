@@ -21,6 +21,14 @@ from tests.demo.conftest import finish_sheets
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def demo(db: None) -> Project:
+    """A demo project of the test's own (its stored files in the test's folder): these tests
+    run the command again and delete files, which the demo tests' shared copy cannot undo."""
+    call_command("demo", stdout=StringIO())
+    return Project.objects.get(slug="demo")
+
+
 def _counts() -> dict[str, int]:
     labels = ("auth", "evaluations", "poc", "probes", "procurement", "reports")
     return {
