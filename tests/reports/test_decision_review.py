@@ -116,7 +116,7 @@ def test_what_the_workbench_sees_reopens_the_decision(evaluation) -> None:
 
 
 def test_signers_are_told_once_and_the_pages_show_it(evaluation, login, settings) -> None:
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     _recommend(evaluation, review_by=timezone.localdate() + timedelta(days=30))
     sheet = _sealed(evaluation)
     assert notices.notices_scan_review() == 0  # not due yet: nobody is told
