@@ -2,26 +2,26 @@
 the worker would.
 
 Building the demo takes seconds and carrying its story on (rendering and sealing PDFs) takes
-more, so the tests that only read it share one copy per test process (`demo`, `finished`): it
-is built once inside a transaction that is rolled back when the package's tests are done, each
-test runs in a savepoint of its own (rolled back after it, as pytest-django does for any test),
-and the finished story is a savepoint above the built demo, rolled back when a test asks for
-the demo as `manage.py demo` leaves it. Such tests take no `db` (and no `django_db` mark): the
-shared copy gives them the database. Tests that change the demo in ways a savepoint does not
-undo (its stored files, another run of the command) build their own, outside this package
-(tests/reports/test_demo_rerun.py), so that no test of theirs runs while the shared copy is
-open.
+more, so the tests here, which only read it, share one copy per test process: it is built once
+inside a transaction that is rolled back when the package's tests are done, and each test runs
+in a savepoint of its own (pytest-django's, as for any test), rolled back after it. The tests
+of the finished story are in finished/, whose package carries the story on in a savepoint above
+the built demo, rolled back when its tests are done. Tests that change the demo in ways a
+savepoint does not undo (its stored files, another run of the command) build their own,
+outside this package (tests/reports/test_demo_rerun.py).
 """
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import connection, transaction
+from django.db import transaction
 from django.test.utils import override_settings
 
 from evaluations.models import Project
@@ -53,45 +53,29 @@ def finish_sheets(project: Project) -> None:
     raise AssertionError("the demo's sheet story did not finish")
 
 
+@dataclass
 class SharedDemo:
-    """One demo project in an open transaction: built, and on demand finished in a savepoint
-    above it."""
+    project: Project
+    media: Path
 
-    def __init__(self, media: Path) -> None:
-        self.media = media
-        self.built = transaction.atomic()
-        self.story = transaction.atomic()  # the finished story, when it is entered
-        self.finished = False
-        self.project = Project()
 
-    def open(self) -> None:
-        self.built.__enter__()
-        call_command("demo", stdout=StringIO())
-        self.project = Project.objects.get(slug="demo")
-        self.depth = len(connection.atomic_blocks)
-
-    def state(self, *, finished: bool) -> None:
-        if len(connection.atomic_blocks) != self.depth + self.finished:
-            raise RuntimeError(
-                "a test that reads the shared demo takes no `db` fixture or `django_db` mark; "
-                "one that needs them builds a demo of its own outside tests/demo"
-            )
-        if finished and not self.finished:
-            self.story.__enter__()
-            finish_sheets(self.project)
-        elif self.finished and not finished:
+@contextmanager
+def rolled_back(blocker: Any) -> Iterator[None]:
+    """An atomic block that undoes what was written in it, with the database open to the
+    package's fixture (pytest-django opens it to tests only)."""
+    with blocker.unblock():
+        block = transaction.atomic()
+        block.__enter__()
+    try:
+        yield
+    finally:
+        with blocker.unblock():
             transaction.set_rollback(True)
-            self.story.__exit__(None, None, None)
-        self.finished = finished
-
-    def close(self) -> None:
-        self.state(finished=False)
-        transaction.set_rollback(True)
-        self.built.__exit__(None, None, None)
+            block.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="package")
-def shared_demo(
+def demo_built(
     django_db_setup: None,
     django_db_blocker: Any,
     tmp_path_factory: pytest.TempPathFactory,
@@ -106,42 +90,16 @@ def shared_demo(
             SHEET_SIGNING_P12=str(signing_p12),
             SHEET_SIGNING_PASSPHRASE=PASSPHRASE,
         ),
-        django_db_blocker.unblock(),
+        rolled_back(django_db_blocker),
     ):
-        shared = SharedDemo(media)
-        shared.open()
-        try:
-            yield shared
-        finally:
-            shared.close()
-
-
-def _read(shared: SharedDemo, settings: Any, blocker: Any, *, finished: bool) -> Iterator[Project]:
-    settings.MEDIA_ROOT = str(shared.media)  # where the shared demo's files are
-    with blocker.unblock():
-        shared.state(finished=finished)
-        with transaction.atomic():
-            yield Project.objects.get(pk=shared.project.pk)
-            transaction.set_rollback(True)  # what the test changed goes with it
+        with django_db_blocker.unblock():
+            call_command("demo", stdout=StringIO())
+            project = Project.objects.get(slug="demo")
+        yield SharedDemo(project, media)
 
 
 @pytest.fixture
-def demo(shared_demo: SharedDemo, settings: Any, django_db_blocker: Any) -> Iterator[Project]:
+def demo(demo_built: SharedDemo, db: None, settings: Any) -> Project:
     """The demo project as `manage.py demo` leaves it, shared (see the module's docstring)."""
-    yield from _read(shared_demo, settings, django_db_blocker, finished=False)
-
-
-@pytest.fixture
-def finished(shared_demo: SharedDemo, settings: Any, django_db_blocker: Any) -> Iterator[Project]:
-    """The demo project once the worker has carried its sheet story to the end, shared."""
-    yield from _read(shared_demo, settings, django_db_blocker, finished=True)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The shared demo's readers in two runs, as built and then finished, so that a test
-    process carries the story on once."""
-    here = Path(__file__).parent
-    mine = [i for i, item in enumerate(items) if here in item.path.parents]
-    ordered = sorted((items[i] for i in mine), key=lambda item: "finished" in item.fixturenames)
-    for i, item in zip(mine, ordered, strict=True):
-        items[i] = item
+    settings.MEDIA_ROOT = str(demo_built.media)  # where the shared demo's files are
+    return Project.objects.get(pk=demo_built.project.pk)

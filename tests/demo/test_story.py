@@ -4,6 +4,7 @@ every candidate."""
 
 from collections import Counter
 
+import pytest
 from django.core.files.storage import default_storage
 
 from evaluations.models import AcceptanceAction, Candidate, Project
@@ -22,6 +23,8 @@ from poc.probes.demo import CAPTURES
 from poc.probes.models import Cluster, ProbeNode, ProbeRun, ProbeSource, ProbeStatus
 from poc.selectors.trends import ci_trends
 from reports.procurement.models import CostLine, CostModel, TermEntry
+
+pytestmark = pytest.mark.django_db
 
 
 def test_most_cells_are_decided_by_people_ci_and_probes(demo: Project) -> None:

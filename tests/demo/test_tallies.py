@@ -2,9 +2,13 @@
 otherwise), the CI runs page counts the demo's posts as it does on PostgreSQL: the web server's
 cache starts empty, so it counts the posts `manage.py demo` made in another process."""
 
+import pytest
+
 from evaluations.models import Project
 from poc import run_tallies
 from poc.models import Result, RunImport
+
+pytestmark = pytest.mark.django_db
 
 
 def test_counting_without_arrays_gives_the_same_tallies(demo: Project) -> None:

@@ -15,12 +15,15 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import pytest
 from django.apps import apps
 from django.contrib.auth.models import User
 from django.db import models
 from django.test import Client
 
 from evaluations.models import Project
+
+pytestmark = pytest.mark.django_db
 
 # Words that read the same in a Chinese page: products, units, formats, standards.
 TECHNICAL = frozenset(
